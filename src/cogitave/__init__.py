@@ -1,0 +1,32 @@
+"""Cogitave Query: a hybrid retrieval engine for documentation and knowledge graphs."""
+
+from cogitave.errors import CogitaveError
+from cogitave.nodes import Edge, Node
+from cogitave.schema import EDGE_LABELS, Dimension, Schema, TailRule
+
+__all__ = [
+    "EDGE_LABELS",
+    "CogitaveError",
+    "Collection",
+    "Dimension",
+    "Edge",
+    "Node",
+    "Schema",
+    "SearchRequest",
+    "SearchResponse",
+    "TailRule",
+]
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    # The facade pulls in tantivy and numpy; keep `import cogitave` cheap for the CLI's --help.
+    if name == "Collection":
+        from cogitave.collection import Collection
+
+        return Collection
+    if name in ("SearchRequest", "SearchResponse"):
+        from cogitave.query import types
+
+        return getattr(types, name)
+    raise AttributeError(name)

@@ -1,0 +1,143 @@
+"""The Python facade: ``Collection`` and the calls every surface makes.
+
+>>> col = Collection.create(path, schema)          # doctest: +SKIP
+>>> col.add(nodes); col.delete(["old"]); col.publish()
+>>> col.search(SearchRequest(query="leather boots", limit=10))
+
+A ``Collection`` reads through a pinned snapshot (HEAD when opened, or a retained root by id)
+and writes through :func:`cogitave.store.publish.publish`. After ``publish()`` the collection
+moves to the new root; other open readers keep theirs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from cogitave.errors import ConflictError, NotFoundError
+from cogitave.nodes import Node
+from cogitave.query.engine import Engine
+from cogitave.query.types import SearchRequest, SearchResponse
+from cogitave.schema import Schema
+from cogitave.store.publish import Progress, empty_manifest, publish
+from cogitave.store.roots import DEFAULT_RETENTION, RootInfo, RootStore
+from cogitave.store.snapshot import Snapshot
+
+
+class Collection:
+    """A schema plus a history of content roots, in one directory."""
+
+    def __init__(self, store: RootStore, root: str | None = None) -> None:
+        self.store = store
+        self._pending_adds: dict[str, Node] = {}
+        self._pending_deletes: set[str] = set()
+        self._lock = threading.Lock()
+        self._snapshots: dict[str, Snapshot] = {}
+        self._engines: dict[str, Engine] = {}
+        self._pinned = root
+        self.snapshot = self._snapshot(root or store.head())
+
+    # -- lifecycle --------------------------------------------------------------------------
+    @classmethod
+    def create(cls, path: str | Path, schema: Schema) -> Collection:
+        """Create an empty collection (its first root has the schema and no nodes)."""
+        store = RootStore(path)
+        if store.exists():
+            raise ConflictError(f"a collection already exists at {store.path}")
+        with store.writer_lock():
+            store.init()
+            rid = store.write_root(empty_manifest(schema))
+            store.set_head(rid)
+        return cls(store)
+
+    @classmethod
+    def open(cls, path: str | Path, root: str | None = None) -> Collection:
+        """Open a collection at HEAD, or at a retained root id."""
+        store = RootStore(path)
+        if not store.exists():
+            raise NotFoundError(f"no collection at {store.path}")
+        return cls(store, root)
+
+    @classmethod
+    def exists(cls, path: str | Path) -> bool:
+        return RootStore(path).exists()
+
+    def _snapshot(self, rid: str) -> Snapshot:
+        with self._lock:
+            snap = self._snapshots.get(rid)
+            if snap is None:
+                snap = Snapshot.open(self.store, rid)
+                self._snapshots = {rid: snap, **dict(list(self._snapshots.items())[:3])}
+            return snap
+
+    @property
+    def root(self) -> str:
+        return self.snapshot.root
+
+    @property
+    def schema(self) -> Schema:
+        return self.snapshot.schema
+
+    # -- writes -----------------------------------------------------------------------------
+    def add(self, nodes: Iterable[Node]) -> int:
+        """Stage nodes (new uids are added, known uids replaced) until :meth:`publish`."""
+        n = 0
+        for node in nodes:
+            self._pending_deletes.discard(node.uid)
+            self._pending_adds[node.uid] = node
+            n += 1
+        return n
+
+    def delete(self, uids: Iterable[str]) -> int:
+        """Stage deletions by uid until :meth:`publish` (unknown uids are ignored)."""
+        n = 0
+        for uid in uids:
+            self._pending_adds.pop(uid, None)
+            self._pending_deletes.add(uid)
+            n += 1
+        return n
+
+    def publish(
+        self, *, progress: Progress | None = None, retention: int = DEFAULT_RETENTION
+    ) -> str:
+        """Write the staged changes as a new root on top of HEAD; returns the root id."""
+        rid = publish(
+            self.store,
+            list(self._pending_adds.values()),
+            sorted(self._pending_deletes),
+            progress=progress,
+            retention=retention,
+        )
+        self._pending_adds.clear()
+        self._pending_deletes.clear()
+        self.snapshot = self._snapshot(rid)
+        return rid
+
+    # -- reads ------------------------------------------------------------------------------
+    def engine(self, root: str | None = None) -> Engine:
+        snap = self._snapshot(root) if root else self.snapshot
+        eng = self._engines.get(snap.root)
+        if eng is None:
+            eng = Engine(snap)
+            self._engines = {snap.root: eng, **dict(list(self._engines.items())[:3])}
+        return eng
+
+    def search(self, request: SearchRequest | str, **kw: Any) -> SearchResponse:
+        """Run a search (a string is shorthand for ``SearchRequest(query=...)``)."""
+        req = request if isinstance(request, SearchRequest) else SearchRequest(query=request, **kw)
+        return self.engine(req.root).search(req)
+
+    def get(self, uid: str) -> Node:
+        """A live node by uid (the content API)."""
+        nid = self.snapshot.nodes.nid_of.get(uid)
+        if nid is None:
+            raise NotFoundError(f"no node with uid {uid!r} in root {self.root[:12]}")
+        return self.snapshot.nodes.node(nid)
+
+    def roots(self) -> list[RootInfo]:
+        return self.store.list_roots()
+
+    def __len__(self) -> int:
+        return self.snapshot.nodes.live_count

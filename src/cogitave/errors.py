@@ -1,0 +1,103 @@
+"""One root error class with stable codes that every surface maps the same way.
+
+The tree::
+
+    CogitaveError                      code            HTTP
+    ├── InputError                     bad_input       400   a request or record is malformed
+    │   ├── SchemaError                schema          400   schema file or dimension misuse
+    │   ├── EdgeLabelError             edge_label      400   label outside the closed vocabulary
+    │   ├── IngestError                ingest          400   bad source records (file:line list)
+    │   └── QueryError                 query           400   empty / oversized / malformed query
+    ├── NotFoundError                  not_found       404   collection, root, or uid unknown
+    ├── ConflictError                  conflict        409   writer lock held, collection exists
+    ├── CorruptionError                corrupt         500*  checksum mismatch naming the file
+    ├── EncoderError                   encoder         500*  encoder unavailable / mismatched
+    └── QueryGraphError                (own codes)     400   bounded graph query violation
+
+(*) corruption and encoder errors are faults of the installation, not of the caller's input;
+the surfaces still answer with a JSON body and a code, never a traceback.
+
+Surfaces read ``code``, ``http_status`` and ``message``; they never inspect the class.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class CogitaveError(Exception):
+    """Root of every error the engine raises on purpose."""
+
+    code: ClassVar[str] = "error"
+    http_status: ClassVar[int] = 400
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON body every surface returns: ``{"code", "message", "details"?}``."""
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details:
+            body["details"] = self.details
+        return body
+
+
+class InputError(CogitaveError):
+    code = "bad_input"
+
+
+class SchemaError(InputError):
+    code = "schema"
+
+
+class EdgeLabelError(InputError):
+    code = "edge_label"
+
+
+class IngestError(InputError):
+    """Bad source records; ``details["errors"]`` lists ``{"file", "line", "reason"}``."""
+
+    code = "ingest"
+
+
+class QueryError(InputError):
+    code = "query"
+
+
+class NotFoundError(CogitaveError):
+    code = "not_found"
+    http_status = 404
+
+
+class ConflictError(CogitaveError):
+    code = "conflict"
+    http_status = 409
+
+
+class CorruptionError(CogitaveError):
+    code = "corrupt"
+    http_status = 500
+
+
+class EncoderError(CogitaveError):
+    code = "encoder"
+    http_status = 500
+
+
+class QueryGraphError(CogitaveError):
+    """A bounded-graph-query violation. ``code`` is set per instance:
+    ``read_only``, ``label``, ``depth``, ``unbounded``, ``timeout``, ``param``, ``syntax``,
+    ``limit``."""
+
+    code = "query_graph"
+    CODES: ClassVar[frozenset[str]] = frozenset(
+        {"read_only", "label", "depth", "unbounded", "timeout", "param", "syntax", "limit"}
+    )
+
+    def __init__(self, code: str, message: str, *, details: dict[str, Any] | None = None) -> None:
+        if code not in self.CODES:
+            raise ValueError(f"unknown QueryGraphError code {code!r}")
+        super().__init__(message, details=details)
+        self.code = code  # type: ignore[misc]

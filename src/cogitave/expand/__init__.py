@@ -1,0 +1,1 @@
+"""Write-time expansion tiers."""

@@ -1,0 +1,71 @@
+"""Nodes and edges: the values every ingest source produces and every store consumes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cogitave.schema import Scalar, check_edge_label
+
+DimValue = Scalar | tuple[Scalar, ...]
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A directed edge ``src -[label]-> dst``; ``label`` is in the closed vocabulary."""
+
+    label: str
+    dst: str
+
+    def __post_init__(self) -> None:
+        check_edge_label(self.label)
+
+
+@dataclass(frozen=True)
+class Node:
+    """One retrievable thing with a stable ``uid``.
+
+    ``dims`` maps dimension name to a value (text for semantic dimensions; a scalar or a tuple
+    of scalars for exact ones). ``content`` is what the content API returns; it is stored, not
+    indexed (index text by putting it in a semantic dimension).
+    """
+
+    uid: str
+    kind: str = "node"
+    dims: Mapping[str, DimValue] = field(default_factory=dict)
+    content: str | None = None
+    edges: tuple[Edge, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_record(self) -> dict[str, Any]:
+        """JSON-ready record, the format of the node store and of ``GET /nodes/{uid}``."""
+        rec: dict[str, Any] = {"uid": self.uid, "kind": self.kind, "dims": dict(self.dims)}
+        if self.content is not None:
+            rec["content"] = self.content
+        if self.edges:
+            rec["edges"] = [{"label": e.label, "dst": e.dst} for e in self.edges]
+        if self.meta:
+            rec["meta"] = dict(self.meta)
+        return rec
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> Node:
+        dims = {k: tuple(v) if isinstance(v, list) else v for k, v in rec.get("dims", {}).items()}
+        return cls(
+            uid=rec["uid"],
+            kind=rec.get("kind", "node"),
+            dims=dims,
+            content=rec.get("content"),
+            edges=tuple(Edge(e["label"], e["dst"]) for e in rec.get("edges", ())),
+            meta=rec.get("meta", {}),
+        )
+
+    def text(self, dim: str) -> str:
+        """The dimension's value as text ('' when absent)."""
+        v = self.dims.get(dim)
+        if v is None:
+            return ""
+        if isinstance(v, tuple):
+            return "\n".join(str(x) for x in v)
+        return str(v)

@@ -1,0 +1,136 @@
+"""Request and response values of a search: frozen, typed, JSON-ready."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from cogitave.errors import QueryError
+
+Mode = Literal["planned", "hybrid", "bm25", "dense"]
+MODES: tuple[str, ...] = ("planned", "hybrid", "bm25", "dense")
+MAX_QUERY_CHARS = 4096
+MAX_QUERY_TERMS = 64
+MAX_LIMIT = 1000
+MAX_OFFSET = 10_000
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search.
+
+    ``mode`` picks the system: ``planned`` (the full planner; the default), ``hybrid`` (RRF of
+    whole-query BM25 and dense), ``bm25`` or ``dense`` alone. ``dimensions`` restricts the
+    dimensions searched; ``filters`` keeps nodes whose exact dimension has one of the values.
+    ``root`` pins a retained root id (default: the collection's HEAD at open time).
+    """
+
+    query: str
+    limit: int = 10
+    offset: int = 0
+    mode: Mode = "planned"
+    dimensions: tuple[str, ...] | None = None
+    filters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    backfill: bool = False
+    explain: bool = False
+    root: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.query, str):
+            raise QueryError("query must be a string")
+        q = self.query.strip()
+        if not q:
+            raise QueryError("query is empty: give some words to search for")
+        if len(self.query) > MAX_QUERY_CHARS:
+            raise QueryError(f"query is longer than {MAX_QUERY_CHARS} characters")
+        if "\x00" in self.query:
+            raise QueryError("query contains a NUL character")
+        for name, v, hi in (("limit", self.limit, MAX_LIMIT), ("offset", self.offset, MAX_OFFSET)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise QueryError(f"{name} must be an integer")
+            if v < (1 if name == "limit" else 0) or v > hi:
+                lo = 1 if name == "limit" else 0
+                raise QueryError(f"{name} must be between {lo} and {hi}, not {v}")
+        if self.mode not in MODES:
+            raise QueryError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        if self.dimensions is not None:
+            dims = tuple(self.dimensions)
+            if not dims or not all(isinstance(d, str) for d in dims):
+                raise QueryError("dimensions must be a non-empty list of dimension names")
+            object.__setattr__(self, "dimensions", dims)
+        if not isinstance(self.filters, Mapping):
+            raise QueryError("filters must map an exact dimension to a value or list of values")
+        norm: dict[str, tuple[str, ...]] = {}
+        for k, v in self.filters.items():
+            vals = v if isinstance(v, list | tuple) else (v,)
+            if (
+                not isinstance(k, str)
+                or not vals
+                or not all(
+                    isinstance(x, str | int | float) and not isinstance(x, bool) for x in vals
+                )
+            ):
+                raise QueryError(f"filter {k!r} needs a value or a non-empty list of values")
+            norm[k] = tuple(str(x) for x in vals)
+        object.__setattr__(self, "filters", norm)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SearchRequest:
+        """Build from a JSON body; unknown fields are an error, not silently dropped."""
+        if not isinstance(data, Mapping):
+            raise QueryError("the request body must be a JSON object")
+        known = set(cls.__dataclass_fields__)
+        unknown = set(data) - known
+        if unknown:
+            raise QueryError(
+                f"unknown field(s) {sorted(unknown)}; allowed: {sorted(known)}",
+                details={"unknown": sorted(unknown)},
+            )
+        if "query" not in data:
+            raise QueryError("'query' is required")
+        kw = dict(data)
+        if isinstance(kw.get("dimensions"), list):
+            kw["dimensions"] = tuple(kw["dimensions"])
+        for b in ("backfill", "explain"):
+            if b in kw and not isinstance(kw[b], bool):
+                raise QueryError(f"{b} must be true or false")
+        if kw.get("filters") is None:
+            kw.pop("filters", None)
+        return cls(**kw)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One result. ``lenses`` maps lens name to the rank (from 1) the node had there."""
+
+    uid: str
+    rank: int
+    score: float
+    kind: str
+    title: str
+    snippet: str
+    lenses: Mapping[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    """Results, the root they came from, and diagnostics."""
+
+    results: tuple[Hit, ...]
+    root: str
+    diagnostics: Mapping[str, Any]
+
+    @property
+    def uids(self) -> list[str]:
+        return [h.uid for h in self.results]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "results": [h.to_dict() for h in self.results],
+            "root": self.root,
+            "diagnostics": dict(self.diagnostics),
+        }

@@ -1,0 +1,128 @@
+"""Node segments: the stored records of the nodes one publish added, and the live-node view.
+
+A node segment is immutable and names four objects:
+
+- ``nodes_obj``: the node records as JSON lines (what the content API returns);
+- ``offsets_obj``: ``int64`` byte offsets of each record (n + 1 entries) for random access;
+- ``nids_obj``: ``uint64`` internal ids of the records, in row order;
+- ``deletes_obj``: ``uint64`` ids this publish removed (deleted or replaced nodes);
+- ``uids_obj``: the records' uids, newline-joined (loads without parsing the records).
+
+Internal ids (nids) grow monotonically across publishes, so an update is a new nid for the same
+uid and the old nid is dead forever: a deleted or replaced version can never come back.
+:class:`NodeTable` joins all segments of a root into arrays indexed by nid.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cogitave.nodes import Node
+from cogitave.store.roots import RootStore
+
+
+def npy_bytes(arr: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=False)
+    return buf.getvalue()
+
+
+def load_npy(store: RootStore, digest: str, *, mmap: bool = True) -> np.ndarray:
+    path = store.object_path(digest)
+    return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+
+
+def write_node_segment(
+    store: RootStore, nodes: Sequence[Node], nids: np.ndarray, deletes: np.ndarray
+) -> dict[str, Any]:
+    """Store one publish's node records; returns the segment's manifest entry."""
+    buf = io.BytesIO()
+    offsets = np.zeros(len(nodes) + 1, np.int64)
+    for i, node in enumerate(nodes):
+        buf.write(json.dumps(node.to_record(), ensure_ascii=False, separators=(",", ":")).encode())
+        buf.write(b"\n")
+        offsets[i + 1] = buf.tell()
+    return {
+        "count": len(nodes),
+        "nodes_obj": store.put_bytes(buf.getvalue()),
+        "offsets_obj": store.put_bytes(npy_bytes(offsets)),
+        "nids_obj": store.put_bytes(npy_bytes(np.asarray(nids, np.uint64))),
+        # uids have no line breaks (ingest validates), so one blob loads without JSON parsing.
+        "uids_obj": store.put_bytes("\n".join(n.uid for n in nodes).encode()),
+        "deletes_obj": store.put_bytes(npy_bytes(np.asarray(deletes, np.uint64))),
+    }
+
+
+@dataclass
+class _Segment:
+    data: np.ndarray  # memory-mapped JSONL bytes
+    offsets: np.ndarray
+    nids: np.ndarray
+
+
+class NodeTable:
+    """Every node of a root by nid: liveness, uid, and record access."""
+
+    def __init__(self, store: RootStore, segments: Sequence[dict[str, Any]], next_nid: int):
+        self.segments: list[_Segment] = []
+        self.alive = np.zeros(next_nid, bool)
+        self.seg_of = np.full(next_nid, -1, np.int32)
+        self.row_of = np.zeros(next_nid, np.int64)
+        dead: list[np.ndarray] = []
+        uid_lists: list[tuple[np.ndarray, list[str]]] = []
+        for si, seg in enumerate(segments):
+            nids = load_npy(store, seg["nids_obj"], mmap=False).astype(np.int64)
+            data = (
+                np.memmap(store.object_path(seg["nodes_obj"]), np.uint8, mode="r")
+                if seg["count"]
+                else np.zeros(0, np.uint8)
+            )
+            offsets = load_npy(store, seg["offsets_obj"], mmap=False)
+            self.segments.append(_Segment(data, offsets, nids))
+            uids = store.get_bytes(seg["uids_obj"]).decode().split("\n") if seg["count"] else []
+            uid_lists.append((nids, uids))
+            self.alive[nids] = True
+            self.seg_of[nids] = si
+            self.row_of[nids] = np.arange(len(nids))
+            dead.append(load_npy(store, seg["deletes_obj"], mmap=False).astype(np.int64))
+        if dead:
+            d = np.concatenate(dead)
+            self.alive[d[d < next_nid]] = False
+        self.uid_of: dict[int, str] = {}
+        self.nid_of: dict[str, int] = {}
+        self._cache: dict[int, Node] = {}
+        for nids, uids in uid_lists:
+            live = self.alive[nids]
+            for nid, uid, ok in zip(nids.tolist(), uids, live.tolist(), strict=True):
+                if ok:
+                    self.uid_of[nid] = uid
+                    self.nid_of[uid] = nid
+
+    @property
+    def live_count(self) -> int:
+        return len(self.nid_of)
+
+    def record(self, nid: int) -> dict[str, Any]:
+        seg = self.segments[int(self.seg_of[nid])]
+        row = int(self.row_of[nid])
+        raw = seg.data[int(seg.offsets[row]) : int(seg.offsets[row + 1])].tobytes()
+        rec: dict[str, Any] = json.loads(raw)
+        return rec
+
+    def node(self, nid: int) -> Node:
+        n = self._cache.get(nid)
+        if n is None:
+            n = Node.from_record(self.record(nid))
+            if len(self._cache) > 4096:
+                self._cache.clear()
+            self._cache[nid] = n
+        return n
+
+    def live_nids(self) -> np.ndarray:
+        return np.flatnonzero(self.alive).astype(np.uint64)

@@ -1,0 +1,286 @@
+"""Content roots: immutable objects, manifests named by their hash, an atomic HEAD.
+
+Layout of a collection directory::
+
+    HEAD                  id of the current root (hex SHA-256), replaced atomically
+    roots/<id>.json       manifest; <id> is the SHA-256 of the file's bytes
+    objects/<sha256>      immutable blobs (segment files), named by the hash of their bytes
+    snapshots/<id>/       a root's lexical index, materialised as hard links into objects/
+    LOCK                  held (flock) by the single writer
+    tmp/                  writer scratch space; anything here is garbage after a crash
+
+Publishing writes every new object first, then the manifest, then moves HEAD with
+write-temp / fsync / rename / fsync-directory. A publish that dies at any point leaves HEAD on
+the previous root, whole and readable; the orphans it may leave in ``objects/`` and ``tmp/``
+are collected by the next publish. Readers pin a root id: nothing a root names is ever
+rewritten, and retention only deletes roots that are neither HEAD nor among the newest kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cogitave.errors import ConflictError, CorruptionError, NotFoundError
+
+FORMAT_VERSION = 1
+DEFAULT_RETENTION = 8
+_HEX = frozenset("0123456789abcdef")
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that a crash leaves either the old file or the new one."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    with tmp.open("wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def is_root_id(s: str) -> bool:
+    return len(s) == 64 and set(s) <= _HEX
+
+
+@dataclass(frozen=True)
+class RootInfo:
+    """One retained root, as ``cogitave roots`` lists it."""
+
+    id: str
+    parent: str | None
+    created: str
+    nodes: int
+    edges: int
+    segments: int
+    head: bool
+
+
+class RootStore:
+    """Objects, manifests and HEAD of one collection directory."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.objects = self.path / "objects"
+        self.roots = self.path / "roots"
+        self.snapshots = self.path / "snapshots"
+        self.tmp = self.path / "tmp"
+
+    # -- layout -----------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return (self.path / "HEAD").is_file()
+
+    def init(self) -> None:
+        for d in (self.objects, self.roots, self.snapshots, self.tmp):
+            d.mkdir(parents=True, exist_ok=True)
+
+    # -- objects ----------------------------------------------------------------------------
+    def put_bytes(self, data: bytes) -> str:
+        """Store ``data`` as an object; returns its hash (no-op when already present)."""
+        digest = sha256_bytes(data)
+        dst = self.objects / digest
+        if not dst.exists():
+            atomic_write(dst, data)
+        return digest
+
+    def put_file(self, src: Path, digest: str | None = None) -> str:
+        """Move or link a finished file into objects/ under its hash."""
+        digest = digest or sha256_file(src)
+        dst = self.objects / digest
+        if not dst.exists():
+            with src.open("rb") as f:
+                os.fsync(f.fileno())
+            tmp = self.objects / f".{digest}.{uuid.uuid4().hex}.tmp"
+            try:
+                os.link(src, tmp)
+            except OSError:
+                shutil.copyfile(src, tmp)
+            os.replace(tmp, dst)
+        return digest
+
+    def object_path(self, digest: str) -> Path:
+        p = self.objects / digest
+        if not p.is_file():
+            raise CorruptionError(f"missing object {digest} (file {p})", details={"file": str(p)})
+        return p
+
+    def get_bytes(self, digest: str, *, verify: bool = True) -> bytes:
+        p = self.object_path(digest)
+        data = p.read_bytes()
+        if verify and sha256_bytes(data) != digest:
+            raise CorruptionError(f"checksum mismatch in {p}", details={"file": str(p)})
+        return data
+
+    # -- manifests and HEAD -----------------------------------------------------------------
+    def write_root(self, manifest: dict[str, Any]) -> str:
+        """Write a manifest (object hashes must already be stored); returns the root id."""
+        manifest = {**manifest, "format": FORMAT_VERSION}
+        manifest.setdefault("created", datetime.now(UTC).isoformat(timespec="milliseconds"))
+        data = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
+        rid = sha256_bytes(data)
+        dst = self.roots / f"{rid}.json"
+        if not dst.exists():
+            atomic_write(dst, data)
+        return rid
+
+    def set_head(self, rid: str) -> None:
+        atomic_write(self.path / "HEAD", (rid + "\n").encode())
+
+    def head(self) -> str:
+        p = self.path / "HEAD"
+        try:
+            rid = p.read_text().strip()
+        except FileNotFoundError as e:
+            raise NotFoundError(f"no collection at {self.path} (HEAD missing)") from e
+        if not is_root_id(rid):
+            raise CorruptionError(f"HEAD of {self.path} is not a root id", details={"file": str(p)})
+        return rid
+
+    def read_root(self, rid: str) -> dict[str, Any]:
+        """A manifest, checked against its id."""
+        if not is_root_id(rid):
+            raise NotFoundError(f"{rid!r} is not a root id (64 hex characters)")
+        p = self.roots / f"{rid}.json"
+        try:
+            data = p.read_bytes()
+        except FileNotFoundError as e:
+            raise NotFoundError(f"root {rid} is not retained in {self.path}") from e
+        if sha256_bytes(data) != rid:
+            raise CorruptionError(f"checksum mismatch in manifest {p}", details={"file": str(p)})
+        try:
+            manifest: dict[str, Any] = json.loads(data)
+        except ValueError as e:
+            raise CorruptionError(f"manifest {p} is not JSON", details={"file": str(p)}) from e
+        if manifest.get("format") != FORMAT_VERSION:
+            raise CorruptionError(
+                f"manifest {p} has format {manifest.get('format')}, this version reads "
+                f"{FORMAT_VERSION}",
+                details={"file": str(p)},
+            )
+        return manifest
+
+    def list_roots(self) -> list[RootInfo]:
+        """Retained roots, newest first."""
+        head = self.head() if self.exists() else None
+        out = []
+        for p in self.roots.glob("*.json"):
+            rid = p.stem
+            try:
+                m = self.read_root(rid)
+            except (CorruptionError, NotFoundError):
+                continue
+            out.append(
+                RootInfo(
+                    id=rid,
+                    parent=m.get("parent"),
+                    created=m.get("created", ""),
+                    nodes=m.get("counts", {}).get("nodes", 0),
+                    edges=m.get("counts", {}).get("edges", 0),
+                    segments=len(m.get("segments", [])),
+                    head=rid == head,
+                )
+            )
+        # Newest first along HEAD's parent chain (timestamps can tie within a millisecond),
+        # then any other retained root by creation time.
+        by_id = {r.id: r for r in out}
+        chain: list[RootInfo] = []
+        rid = head
+        while rid in by_id and by_id[rid] not in chain:
+            chain.append(by_id[rid])
+            rid = by_id[rid].parent
+        rest = sorted((r for r in out if r not in chain), key=lambda r: r.created, reverse=True)
+        return chain + rest
+
+    # -- writer lock ------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def writer_lock(self) -> Iterator[None]:
+        """Exclusive writer lock; a second writer gets a ConflictError at once."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as e:
+                raise ConflictError(
+                    f"another writer holds the lock on {self.path} (file LOCK); "
+                    "one writer at a time"
+                ) from e
+            yield
+        finally:
+            os.close(fd)
+
+    # -- retention --------------------------------------------------------------------------
+    def retain(self, keep: int = DEFAULT_RETENTION, pinned: tuple[str, ...] = ()) -> list[str]:
+        """Delete roots past the newest ``keep`` (never HEAD or ``pinned``), then every object
+        and snapshot no retained root names. Returns the deleted root ids."""
+        roots = self.list_roots()
+        head = self.head()
+        kept = {r.id for r in roots[:keep]} | {head, *pinned}
+        dropped = [r.id for r in roots if r.id not in kept]
+        for rid in dropped:
+            (self.roots / f"{rid}.json").unlink(missing_ok=True)
+            shutil.rmtree(self.snapshots / rid, ignore_errors=True)
+        live: set[str] = set()
+        for rid in kept:
+            with contextlib.suppress(NotFoundError, CorruptionError):
+                live |= set(referenced_objects(self.read_root(rid)))
+        for p in self.objects.iterdir():
+            if p.name not in live:
+                p.unlink(missing_ok=True)
+        for p in self.snapshots.iterdir():
+            if p.name not in kept:
+                shutil.rmtree(p, ignore_errors=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        self.tmp.mkdir(exist_ok=True)
+        return dropped
+
+
+def referenced_objects(manifest: dict[str, Any]) -> Iterator[str]:
+    """Every object hash a manifest names (any string value under an ``*obj`` key or in the
+    lexical file table)."""
+    yield from manifest.get("lexical", {}).get("files", {}).values()
+
+    def walk(x: Any) -> Iterator[str]:
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k.endswith("obj") and isinstance(v, str):
+                    yield v
+                else:
+                    yield from walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                yield from walk(v)
+
+    for key in ("segments", "stats_obj", "graph_obj"):
+        if key in manifest:
+            yield from walk({key: manifest[key]})

@@ -1,0 +1,52 @@
+"""A snapshot: everything a reader needs from one pinned root, opened once.
+
+root id -> manifest, schema, statistics, lexical reader, node table (and, as they are added,
+vector and graph segments). Nothing here changes after open: a writer publishing a new root
+never touches the files of this one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from cogitave.expand.stats import CorpusStats
+from cogitave.schema import Schema
+from cogitave.store.lexical import LexicalReader
+from cogitave.store.nodes import NodeTable
+from cogitave.store.roots import RootStore
+
+
+@dataclass
+class Snapshot:
+    store: RootStore
+    root: str
+    manifest: dict[str, Any]
+
+    @classmethod
+    def open(cls, store: RootStore, root: str | None = None) -> Snapshot:
+        rid = root or store.head()
+        return cls(store, rid, store.read_root(rid))
+
+    @cached_property
+    def schema(self) -> Schema:
+        return Schema.from_dict(self.manifest["schema"], source=f"root {self.root[:12]}")
+
+    @cached_property
+    def stats(self) -> CorpusStats:
+        obj = self.manifest.get("stats_obj")
+        return CorpusStats.from_bytes(self.store.get_bytes(obj)) if obj else CorpusStats()
+
+    @cached_property
+    def lexical(self) -> LexicalReader:
+        return LexicalReader.for_root(
+            self.store, self.root, self.manifest["lexical"]["files"], self.schema
+        )
+
+    @cached_property
+    def nodes(self) -> NodeTable:
+        return NodeTable(self.store, self.manifest["segments"], self.manifest["next_nid"])
+
+    def uid_of(self, nid: int) -> str:
+        return self.nodes.uid_of[int(nid)]

@@ -1,0 +1,103 @@
+"""Shared fixtures: a seeded generated corpus, temp collections, and the shared data folder."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from cogitave import Collection, Node, Schema
+from cogitave.schema import Dimension
+
+DATA = Path(
+    os.environ.get("COGITAVE_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
+
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "theta",
+    "kappa",
+    "lambda",
+    "sigma",
+    "omega",
+    "river",
+    "mountain",
+    "forest",
+    "engine",
+    "planner",
+    "segment",
+    "vector",
+    "graph",
+    "lexical",
+    "dense",
+    "sparse",
+    "fusion",
+    "cache",
+    "index",
+    "query",
+    "token",
+    "stream",
+    "buffer",
+    "socket",
+    "router",
+    "schema",
+    "manifest",
+    "snapshot",
+    "publish",
+    "merge",
+    "leather",
+    "boots",
+    "cotton",
+    "wool",
+    "silk",
+    "linen",
+    "denim",
+    "canvas",
+    "rubber",
+    "steel",
+    "copper",
+    "silver",
+    "golden",
+    "crimson",
+    "azure",
+    "amber",
+    "violet",
+]
+
+
+def data_dir(name: str) -> Path:
+    """A folder of the shared evaluation data, or skip the test with the reason."""
+    p = DATA / name
+    if not p.exists():
+        pytest.skip(f"shared evaluation data not found at {p} (set COGITAVE_DATA)")
+    return p
+
+
+def make_nodes(n: int, seed: int = 7, vocab: tuple[str, ...] | list[str] = WORDS) -> list[Node]:
+    """Seeded nodes with Zipf-ish word choice in ``title`` and ``body``."""
+    rng = random.Random(seed)
+    weights = [1.0 / (i + 1) for i in range(len(vocab))]
+    nodes = []
+    for i in range(n):
+        title = " ".join(rng.choices(vocab, weights, k=rng.randint(2, 6)))
+        body = " ".join(rng.choices(vocab, weights, k=rng.randint(10, 60)))
+        nodes.append(Node(uid=f"n{i:05d}", kind="doc", dims={"title": title, "body": body}))
+    return nodes
+
+
+SCHEMA = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
+
+
+@pytest.fixture
+def collection(tmp_path: Path) -> Collection:
+    col = Collection.create(tmp_path / "col", SCHEMA)
+    col.add(make_nodes(300))
+    col.publish()
+    return col

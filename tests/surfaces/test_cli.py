@@ -1,0 +1,102 @@
+"""The CLI: the exact command forms, --json output, one-line errors with non-zero exits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import make_nodes
+
+
+def cli(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "cogitave.surfaces.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if ok:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cli")
+    src = tmp / "nodes.jsonl"
+    src.write_text(
+        "".join(json.dumps(n.to_record()["dims"] | {"uid": n.uid}) + "\n" for n in make_nodes(120))
+    )
+    cli("index", "--collection", str(tmp / "col"), "--format", "jsonl", str(src), "-q")
+    return tmp
+
+
+def test_search_json(indexed):
+    proc = cli("search", "--collection", str(indexed / "col"), "--json", "--limit", "3", "gamma")
+    body = json.loads(proc.stdout)
+    assert [r["rank"] for r in body["results"]] == [1, 2, 3]
+    assert {"uid", "score", "rank"} <= set(body["results"][0])
+    assert body["diagnostics"]["root"] == body["root"]
+
+
+def test_roots_lists_head(indexed):
+    assert "HEAD" in cli("roots", "--collection", str(indexed / "col")).stdout
+
+
+def test_eval_json(indexed, tmp_path):
+    q = tmp_path / "q.jsonl"
+    q.write_text(json.dumps({"_id": "1", "text": "gamma delta"}) + "\n")
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\n1\tn00003\t1\n")
+    out = cli(
+        "eval",
+        "--collection",
+        str(indexed / "col"),
+        "--queries",
+        str(q),
+        "--qrels",
+        str(qrels),
+        "--json",
+    ).stdout
+    assert set(json.loads(out)["systems"]["bm25"]) >= {"ndcg@10", "recall@100", "mrr@10"}
+
+
+@pytest.mark.parametrize(
+    "args, code",
+    [
+        (["search", "--collection", "{tmp}/none", "x"], "not_found"),
+        (["search", "--collection", "{col}", "  "], "query"),
+        (
+            ["index", "--collection", "{tmp}/c2", "--format", "jsonl", "{tmp}/missing.jsonl"],
+            "ingest",
+        ),
+        (
+            ["index", "--collection", "{tmp}/c3", "--schema", "{tmp}/bad.toml", "{tmp}/ok.jsonl"],
+            "schema",
+        ),
+        (["index", "--collection", "{tmp}/c4", "{tmp}/badedge.jsonl"], "ingest"),
+        (["index", "--collection", "{tmp}/c5", "{tmp}/malformed.jsonl"], "ingest"),
+    ],
+)
+def test_errors_are_one_line_no_traceback(indexed, tmp_path, args, code):
+    (tmp_path / "bad.toml").write_text("[dimensions.x]\ntype = 'nope'\n")
+    (tmp_path / "ok.jsonl").write_text('{"uid": "a", "title": "t"}\n')
+    (tmp_path / "badedge.jsonl").write_text('{"uid": "a", "edges": [{"label": "x", "dst": "b"}]}\n')
+    (tmp_path / "malformed.jsonl").write_text('{"uid": "a"\n')
+    fmt = {"tmp": str(tmp_path), "col": str(indexed / "col")}
+    proc = cli(*(a.format(**fmt) for a in args), ok=False)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().startswith(f"error[{code}]"), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_skip_bad_writes_good_records(tmp_path):
+    src = tmp_path / "mixed.jsonl"
+    src.write_text('{"uid": "a", "title": "alpha"}\n{oops\n{"uid": "b", "title": "beta"}\n')
+    proc = cli("index", "--collection", str(tmp_path / "c"), "--skip-bad", "-q", str(src))
+    assert f"{src}:2" in proc.stderr
+    assert "indexed 2 nodes (1 skipped)" in proc.stdout

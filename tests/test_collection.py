@@ -1,0 +1,129 @@
+"""The facade: snapshot isolation, updates and deletes by uid, crash safety."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from cogitave import Collection, Node, SearchRequest
+from cogitave.errors import QueryError, SchemaError
+from tests.conftest import SCHEMA
+
+
+def test_reader_pinned_before_publish_sees_old_results(collection):
+    path = collection.store.path
+    reader = Collection.open(path)
+    before = reader.search("alpha beta", limit=20).uids
+    writer = Collection.open(path)
+    writer.delete(before[:5])
+    writer.add([Node(uid="new", dims={"title": "alpha beta zebrine", "body": "alpha"})])
+    writer.publish()
+    assert reader.search("alpha beta", limit=20).uids == before
+    assert reader.search("zebrine").uids == []
+    fresh = Collection.open(path)
+    assert fresh.search("zebrine").uids == ["new"]
+    assert not set(before[:5]) & set(fresh.search("alpha beta", limit=300).uids)
+
+
+def test_update_replaces_and_delete_removes(collection):
+    uid = collection.search("gamma").uids[0]
+    collection.add([Node(uid=uid, dims={"title": "zzzunique", "body": "nothing else"})])
+    collection.publish()
+    assert collection.search("zzzunique").uids == [uid]
+    assert uid not in collection.search("gamma", limit=300).uids
+    assert collection.get(uid).text("title") == "zzzunique"
+    collection.delete([uid])
+    collection.publish()
+    assert collection.search("zzzunique").uids == []
+    assert len(collection) == 299
+
+
+def test_stats_follow_updates(collection):
+    from cogitave.expand.stats import StatsBuilder
+
+    collection.delete(["n00001", "n00002"])
+    collection.add([Node(uid="n00003", dims={"title": "omega", "body": "omega river"})])
+    collection.publish()
+    fresh = StatsBuilder(collection.schema)
+    nodes = [collection.get(u) for u in collection.snapshot.nodes.nid_of]
+    fresh.add_all(nodes)
+    recount = fresh.apply(None)
+    got = collection.snapshot.stats
+    for d in ("title", "body"):
+        assert got.dim(d).stems == recount.dim(d).stems
+        assert got.dim(d).n_docs == recount.dim(d).n_docs
+        assert (got.dim(d).bigram_keys == recount.dim(d).bigram_keys).all()
+        assert (got.dim(d).bigram_df == recount.dim(d).bigram_df).all()
+
+
+def test_unknown_dimension_is_a_schema_error(collection):
+    collection.add([Node(uid="x", dims={"colour": "red"})])
+    with pytest.raises(SchemaError, match="colour"):
+        collection.publish()
+    assert len(Collection.open(collection.store.path)) == 300
+
+
+def test_bad_requests(collection):
+    with pytest.raises(QueryError):
+        collection.search("   ")
+    with pytest.raises(QueryError):
+        collection.search("alpha", limit=0)
+    with pytest.raises(QueryError):
+        collection.search("alpha", offset=-1)
+    with pytest.raises(SchemaError):
+        collection.search(SearchRequest(query="alpha", dimensions=("nope",)))
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys
+    from cogitave import Collection
+    from tests.conftest import make_nodes
+    col = Collection.open(sys.argv[1])
+    nodes = make_nodes(2000, seed=int(sys.argv[2]))
+    for i in range(40):
+        col.add(nodes[i * 50:(i + 1) * 50])
+        if i % 3 == 2:
+            col.delete([f"n{(i * 37) % 2000:05d}"])
+        rid = col.publish(retention=100)
+        print(rid, flush=True)
+    """
+)
+
+
+@pytest.mark.slow
+def test_publish_killed_at_random_points_leaves_whole_head(tmp_path):
+    path = tmp_path / "c"
+    Collection.create(path, SCHEMA)
+    rng = random.Random(11)
+    published: list[str] = []
+    root_dir = Path(__file__).resolve().parents[1]
+    for trial in range(12):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(path), str(trial)],
+            stdout=subprocess.PIPE,
+            cwd=root_dir,
+            env={**os.environ, "PYTHONPATH": str(root_dir)},
+        )
+        time.sleep(rng.uniform(0.5, 2.5))
+        proc.send_signal(signal.SIGKILL)
+        out, _ = proc.communicate()
+        published += out.decode().split()
+        col = Collection.open(path)  # HEAD is a whole root
+        assert col.search("alpha", limit=5).root == col.root
+        for rid in published[-5:]:
+            pinned = Collection.open(path, root=rid)
+            fresh = Collection.open(path, root=rid)
+            assert (
+                pinned.search("alpha beta", limit=10).uids
+                == fresh.search("alpha beta", limit=10).uids
+            )
+    assert published, "the child never got to publish"
