@@ -97,7 +97,17 @@ SCHEMA = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
 
 @pytest.fixture
 def collection(tmp_path: Path) -> Collection:
-    col = Collection.create(tmp_path / "col", SCHEMA)
+    """A BM25-only collection of 300 generated nodes (fresh per test: tests may write)."""
+    col = Collection.create(tmp_path / "col", SCHEMA, encoder=None)
+    col.add(make_nodes(300))
+    col.publish()
+    return col
+
+
+@pytest.fixture(scope="session")
+def dense_collection(tmp_path_factory: pytest.TempPathFactory) -> Collection:
+    """A collection with the default encoder's dense legs (shared: tests must not write)."""
+    col = Collection.create(tmp_path_factory.mktemp("dense") / "col", SCHEMA)
     col.add(make_nodes(300))
     col.publish()
     return col

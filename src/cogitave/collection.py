@@ -16,7 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from cogitave.errors import ConflictError, NotFoundError
+from cogitave.errors import ConflictError, EncoderError, NotFoundError
+from cogitave.expand.embed import DEFAULT_ENCODER, load_encoder
 from cogitave.nodes import Node
 from cogitave.query.engine import Engine
 from cogitave.query.types import SearchRequest, SearchResponse
@@ -41,24 +42,40 @@ class Collection:
 
     # -- lifecycle --------------------------------------------------------------------------
     @classmethod
-    def create(cls, path: str | Path, schema: Schema) -> Collection:
-        """Create an empty collection (its first root has the schema and no nodes)."""
+    def create(
+        cls, path: str | Path, schema: Schema, *, encoder: str | None = DEFAULT_ENCODER
+    ) -> Collection:
+        """Create an empty collection (its first root has the schema and no nodes).
+
+        ``encoder`` names the sentence encoder of the dense legs (``None``: BM25 only); it is
+        recorded in every root, and the collection always embeds with it."""
         store = RootStore(path)
         if store.exists():
             raise ConflictError(f"a collection already exists at {store.path}")
+        enc = load_encoder(encoder) if encoder else None
         with store.writer_lock():
             store.init()
-            rid = store.write_root(empty_manifest(schema))
+            rid = store.write_root(empty_manifest(schema, enc))
             store.set_head(rid)
         return cls(store)
 
     @classmethod
-    def open(cls, path: str | Path, root: str | None = None) -> Collection:
-        """Open a collection at HEAD, or at a retained root id."""
+    def open(
+        cls, path: str | Path, root: str | None = None, *, encoder: str | None = None
+    ) -> Collection:
+        """Open a collection at HEAD, or at a retained root id. ``encoder``, if given, must be
+        the encoder the collection was created with."""
         store = RootStore(path)
         if not store.exists():
             raise NotFoundError(f"no collection at {store.path}")
-        return cls(store, root)
+        col = cls(store, root)
+        have = col.snapshot.encoder_name
+        if encoder is not None and encoder != have:
+            raise EncoderError(
+                f"collection {store.path} was built with encoder {have!r}, not {encoder!r}; "
+                "vectors of different encoders are not comparable"
+            )
+        return col
 
     @classmethod
     def exists(cls, path: str | Path) -> bool:

@@ -38,7 +38,7 @@ def reference_bm25(docs: list[list[str]], query: list[str]) -> np.ndarray:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_bm25_matches_reference_top10(tmp_path, seed):
     nodes = make_nodes(400, seed=seed)
-    col = Collection.create(tmp_path / "c", SCHEMA)
+    col = Collection.create(tmp_path / "c", SCHEMA, encoder=None)
     col.add(nodes)
     col.publish()
     docs = [analysis.stems(n.text("title") + "\n" + n.text("body")) for n in nodes]
@@ -73,7 +73,7 @@ def test_exact_filter_restricts(tmp_path):
     from cogitave.schema import Dimension, Schema
 
     schema = Schema((Dimension("title", "semantic"), Dimension("colour", "exact")))
-    col = Collection.create(tmp_path / "c", schema)
+    col = Collection.create(tmp_path / "c", schema, encoder=None)
     col.add(
         Node(uid=f"u{i}", dims={"title": "red boots", "colour": "Red" if i % 2 else "blue"})
         for i in range(10)

@@ -54,7 +54,7 @@ def test_second_writer_gets_clear_error(tmp_path):
 
 
 def test_retention_keeps_newest_and_head(tmp_path):
-    col = Collection.create(tmp_path / "c", SCHEMA)
+    col = Collection.create(tmp_path / "c", SCHEMA, encoder=None)
     nodes = make_nodes(30)
     ids = []
     for i in range(6):

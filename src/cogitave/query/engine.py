@@ -15,6 +15,7 @@ import numpy as np
 
 from cogitave.errors import QueryError
 from cogitave.expand import analysis
+from cogitave.expand.embed import CachedQueryEncoder, load_encoder
 from cogitave.nodes import Node
 from cogitave.query.fuse import RRF_K, rrf
 from cogitave.query.lens import LensResult
@@ -26,6 +27,17 @@ BM25_DEPTH = 100
 SNIPPET_CHARS = 240
 
 
+_QUERY_ENCODERS: dict[str, CachedQueryEncoder] = {}
+
+
+def query_encoder(name: str) -> CachedQueryEncoder:
+    """The process-wide cached query encoder for an encoder name."""
+    enc = _QUERY_ENCODERS.get(name)
+    if enc is None:
+        enc = _QUERY_ENCODERS.setdefault(name, CachedQueryEncoder(load_encoder(name)))
+    return enc
+
+
 class Engine:
     """Answers searches against one snapshot."""
 
@@ -34,7 +46,23 @@ class Engine:
 
     def systems(self) -> tuple[str, ...]:
         """The modes this snapshot can run (dense modes need stored vectors)."""
+        if self.snap.vectors:
+            return ("bm25", "dense", "hybrid")
         return ("bm25",)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Query embeddings through the process-wide LRU cache (one batched call for misses)."""
+        name = self.snap.encoder_name
+        if name is None:
+            raise QueryError("this collection has no encoder, so no dense search")
+        return query_encoder(name).encode_queries(texts)
+
+    def dense_lens(self, dim: str, q: np.ndarray, depth: int, name: str) -> LensResult:
+        t0 = time.perf_counter()
+        nids, sims = self.snap.vectors[dim].search(q, depth)
+        return LensResult(
+            name, "dense", nids, sims, depth=depth, ms=(time.perf_counter() - t0) * 1e3
+        )
 
     # -- lenses -----------------------------------------------------------------------------
     def bm25_lens(
@@ -66,14 +94,20 @@ class Engine:
             )
         terms = analysis.stems(req.query)
         depth = max(BM25_DEPTH, req.offset + req.limit)
+        mode = req.mode if req.mode != "planned" else self.systems()[-1]
         lenses: list[LensResult] = []
-        if terms:
+        if terms and mode in ("bm25", "hybrid"):
             if req.dimensions:
                 for d in req.dimensions:
                     f = field_name(d, self.snap.schema)
                     lenses.append(self.bm25_lens(f, terms, depth, req, f"bm25:{d}"))
             else:
                 lenses.append(self.bm25_lens(ALL_FIELD, terms, depth, req, "bm25"))
+        if mode in ("dense", "hybrid"):
+            q = self.embed([req.query])[0]
+            dims = [d for d in (req.dimensions or self.snap.vectors) if d in self.snap.vectors]
+            for d in dims:
+                lenses.append(self.dense_lens(d, q, depth, f"dense:{d}"))
         fused = rrf(lenses, self.snap.uid_of)
         page = slice(req.offset, req.offset + req.limit)
         nids = fused.nids[page]

@@ -7,7 +7,8 @@ The write path, in order (a crash at any step leaves HEAD on the previous, whole
 3. lexical: hard-link the previous segment files, delete by uid, add, commit, store files;
 4. node segment: records, offsets, nids, deletes;
 5. write-time expansion: statistics delta (+ added, - removed), applied to the previous ones;
-   further tiers (vectors, graph) each take a :class:`PublishContext`;
+   per-dimension embeddings of the added nodes (the collection's encoder) into vector
+   segments, merged past a segment count;
 6. manifest -> ``roots/<sha256>.json``; then HEAD moves (write temp, fsync, rename, fsync dir);
 7. retention drops roots past the retained count and unreferenced objects.
 """
@@ -16,12 +17,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from cogitave.errors import SchemaError
+from cogitave.errors import EncoderError, SchemaError
+from cogitave.expand.embed import Encoder, load_encoder
 from cogitave.expand.stats import CorpusStats, StatsBuilder
 from cogitave.ingest.records import check_against
 from cogitave.nodes import Node
@@ -29,32 +30,22 @@ from cogitave.schema import Schema
 from cogitave.store.lexical import LexicalWriter
 from cogitave.store.nodes import NodeTable, write_node_segment
 from cogitave.store.roots import DEFAULT_RETENTION, RootStore
+from cogitave.store.vectors import write_vectors
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: called as long stages advance."""
-
-
-@dataclass
-class PublishContext:
-    """What an expansion tier sees: the previous root and this publish's changes."""
-
-    store: RootStore
-    schema: Schema
-    base: dict[str, Any]
-    added: Sequence[Node]
-    added_nids: np.ndarray
-    killed_nids: np.ndarray
-    table: NodeTable
-    progress: Progress | None
 
 
 def _noop(stage: str, done: int, total: int) -> None:
     return None
 
 
-def empty_manifest(schema: Schema) -> dict[str, Any]:
+def empty_manifest(schema: Schema, encoder: Encoder | None = None) -> dict[str, Any]:
+    """The first root of a collection: its schema, its encoder (or none), no nodes."""
     return {
         "parent": None,
+        "encoder": {"name": encoder.name, "dim": encoder.dim} if encoder else None,
+        "vectors": {},
         "schema": schema.to_dict(),
         "schema_hash": schema.hash(),
         "lexical": {"files": {}},
@@ -124,6 +115,12 @@ def publish(
         )
         stats = builder.apply(base_stats)
 
+        alive = np.zeros(next_nid + len(adds), bool)
+        alive[: len(table.alive)] = table.alive
+        alive[killed.astype(np.int64)] = False
+        alive[nids.astype(np.int64)] = True
+        vectors = _embed(store, schema, base, adds, nids, alive, progress)
+
         manifest: dict[str, Any] = {
             **base,
             **(extra or {}),
@@ -132,6 +129,7 @@ def publish(
             "segments": segments,
             "stats_obj": store.put_bytes(stats.to_bytes()),
             "next_nid": next_nid + len(adds),
+            "vectors": vectors,
         }
         manifest.pop("created", None)
         manifest.pop("format", None)
@@ -139,7 +137,53 @@ def publish(
             **manifest.get("counts", {}),
             "nodes": table.live_count - len(killed) + len(adds),
         }
+        manifest["counts"]["vector_rows"] = {
+            d: sum(e["count"] for e in v) for d, v in vectors.items()
+        }
         rid = store.write_root(manifest)
         store.set_head(rid)
         store.retain(retention)
         return rid
+
+
+def _embed(
+    store: RootStore,
+    schema: Schema,
+    base: dict[str, Any],
+    adds: Sequence[Node],
+    nids: np.ndarray,
+    alive: np.ndarray,
+    progress: Progress,
+) -> dict[str, Any]:
+    """Per-dimension vector segments for the added nodes (none when the collection has no
+    encoder). The encoder is the one the collection was created with."""
+    spec = base.get("encoder")
+    if not spec:
+        return dict(base.get("vectors", {}))
+    encoder = load_encoder(spec["name"])
+    if encoder.dim != spec["dim"]:
+        raise EncoderError(
+            f"encoder {spec['name']!r} gives {encoder.dim}-d vectors, the collection stores "
+            f"{spec['dim']}-d"
+        )
+    texts: dict[str, tuple[np.ndarray, list[str]]] = {}
+    for dim in schema.semantic:
+        rows = [(nid, n.text(dim)) for nid, n in zip(nids.tolist(), adds, strict=True)]
+        rows = [(nid, t) for nid, t in rows if t.strip()]
+        texts[dim] = (np.asarray([r[0] for r in rows], np.uint64), [r[1] for r in rows])
+    total = sum(len(t) for _, t in texts.values())
+    done = 0
+
+    def encode(dim: str, items: list[str]) -> np.ndarray:
+        nonlocal done
+
+        def step(k: int) -> None:
+            nonlocal done
+            done += k
+            progress("embed", done, total)
+
+        return encoder.encode(items, progress=step)
+
+    if total:
+        progress("embed", 0, total)
+    return write_vectors(store, base.get("vectors", {}), texts, encode, alive)

@@ -266,14 +266,14 @@ class RootStore:
 
 
 def referenced_objects(manifest: dict[str, Any]) -> Iterator[str]:
-    """Every object hash a manifest names (any string value under an ``*obj`` key or in the
-    lexical file table)."""
+    """Every object hash a manifest names: the lexical file table, and every string value
+    under a key ending in ``_obj`` anywhere in the manifest."""
     yield from manifest.get("lexical", {}).get("files", {}).values()
 
     def walk(x: Any) -> Iterator[str]:
         if isinstance(x, dict):
             for k, v in x.items():
-                if k.endswith("obj") and isinstance(v, str):
+                if k.endswith("_obj") and isinstance(v, str):
                     yield v
                 else:
                     yield from walk(v)
@@ -281,6 +281,4 @@ def referenced_objects(manifest: dict[str, Any]) -> Iterator[str]:
             for v in x:
                 yield from walk(v)
 
-    for key in ("segments", "stats_obj", "graph_obj"):
-        if key in manifest:
-            yield from walk({key: manifest[key]})
+    yield from walk({k: v for k, v in manifest.items() if k != "lexical"})

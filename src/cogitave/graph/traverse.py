@@ -1,0 +1,297 @@
+"""The one bounded traversal: seeds -> rows ``(seed, end node, depth, path)``.
+
+Everything graph-shaped goes through :func:`traverse` (``query_graph`` hops and
+variable-length patterns, ``get_related``, the learning path, resolve_xref anchors, facets,
+graph rerank): there is no second, unbounded path into the graph. The bounds live here:
+
+- depth: ``max_depth <= MAX_DEPTH`` (4); more raises ``QueryGraphError('depth')``;
+- rows: at most ``MAX_ROWS`` (1000) rows per call; hitting the cap stops the walk and sets
+  ``truncated`` (a caller that asks for more is silently capped);
+- time: every call has a ``deadline`` (a ``time.monotonic()`` value; a call without one gets
+  ``DEFAULT_BUDGET_S``). The clock is read on entry and every ``CLOCK_EVERY`` edge expansions;
+  past the deadline the walk raises ``QueryGraphError('timeout')``;
+- labels: only the closed edge vocabulary (``QueryGraphError('label')`` names the allowed ones).
+
+Two walk orders. ``unique="node"`` is a breadth-first search that reports each reachable node
+once per seed with its shortest path (``get_related``, facets). ``unique="edge"`` enumerates
+paths depth-first with no relationship repeated inside a path: openCypher's semantics for a
+variable-length relationship (``query_graph``). Memory stays O(rows + depth * fan-out) for
+paths and O(reached nodes) for the breadth-first walk.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
+
+import numpy as np
+
+from cogitave.errors import QueryGraphError
+from cogitave.schema import EDGE_LABEL_SET, EDGE_LABELS
+from cogitave.store.graph import GraphSegment
+
+MAX_DEPTH = 4
+"""Deepest hop count any traversal may take (the spec's d <= 4)."""
+MAX_ROWS = 1000
+"""Most rows one traversal call returns; the walk stops there and reports ``truncated``."""
+DEFAULT_BUDGET_S = 0.25
+"""Time budget of a call that passes no deadline."""
+CLOCK_EVERY = 256
+"""Edge expansions between two clock reads (a read costs ~50 ns; 256 expansions ~50 us)."""
+
+Direction = Literal["out", "in", "both"]
+Unique = Literal["node", "edge"]
+NodeFilter = Callable[[int], bool]
+
+
+class Hop(NamedTuple):
+    """One step of a path: the edge label, the way it was walked, the node it reached."""
+
+    label: str
+    direction: Literal["out", "in"]
+    node: int
+
+
+class Row(NamedTuple):
+    """One traversal result: ``node`` reached from ``seed`` in ``depth`` hops along ``path``."""
+
+    seed: int
+    node: int
+    depth: int
+    path: tuple[Hop, ...]
+
+
+@dataclass
+class Traversal:
+    """The rows of one call, whether the row cap cut the walk short, and the work done."""
+
+    rows: list[Row] = field(default_factory=list)
+    truncated: bool = False
+    expansions: int = 0
+
+
+class _Full(Exception):
+    """Internal: the row cap is reached (stops the walk)."""
+
+
+_Arm = tuple[str, Literal["out", "in"], np.ndarray, np.ndarray]
+
+
+def check_labels(labels: Iterable[str] | None) -> tuple[str, ...]:
+    """The labels to walk (all when ``None``); unknown ones raise ``label`` naming the allowed."""
+    if labels is None:
+        return EDGE_LABELS
+    if isinstance(labels, str):
+        labels = (labels,)
+    out = tuple(dict.fromkeys(labels))
+    bad = [label for label in out if label not in EDGE_LABEL_SET]
+    if bad:
+        raise QueryGraphError(
+            "label",
+            f"unknown relationship type {bad[0]!r}; allowed types are: {', '.join(EDGE_LABELS)}",
+            details={"label": bad[0], "allowed": list(EDGE_LABELS)},
+        )
+    if not out:
+        raise QueryGraphError("label", "give at least one relationship type (or none for all)")
+    return out
+
+
+def check_depth(min_depth: int, max_depth: int) -> None:
+    """Raise ``depth`` unless ``0 <= min_depth <= max_depth <= MAX_DEPTH``."""
+    for v in (min_depth, max_depth):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise QueryGraphError("depth", f"depth must be an integer, not {v!r}")
+    if max_depth > MAX_DEPTH:
+        raise QueryGraphError(
+            "depth",
+            f"depth {max_depth} is past the maximum of {MAX_DEPTH}; use at most *1..{MAX_DEPTH}",
+            details={"max": MAX_DEPTH, "depth": max_depth},
+        )
+    if min_depth < 0 or min_depth > max_depth:
+        raise QueryGraphError(
+            "depth", f"depth range {min_depth}..{max_depth} is empty; write *a..b with a <= b"
+        )
+
+
+def _arms(graph: GraphSegment, labels: tuple[str, ...], direction: Direction) -> list[_Arm]:
+    def make() -> list[_Arm]:
+        arms: list[_Arm] = []
+        for label in labels:
+            for d in ("out", "in") if direction == "both" else (direction,):
+                ip, ix = graph.csr(label, d)  # type: ignore[arg-type]
+                if ix.shape[0]:
+                    arms.append((label, d, ip, ix))  # type: ignore[arg-type]
+        return arms
+
+    out: list[_Arm] = graph.memo(("arms", labels, direction), make)
+    return out
+
+
+def traverse(
+    graph: GraphSegment,
+    seeds: Iterable[int],
+    *,
+    labels: Sequence[str] | None = None,
+    direction: Direction = "out",
+    min_depth: int = 1,
+    max_depth: int = 1,
+    max_rows: int = MAX_ROWS,
+    deadline: float | None = None,
+    node_filter: NodeFilter | None = None,
+    unique: Unique = "node",
+) -> Traversal:
+    """Walk from ``seeds`` along ``labels`` (all by default) in ``direction``.
+
+    Rows are the nodes reached at depth ``min_depth..max_depth`` that pass ``node_filter``
+    (nodes failing it are still walked through). ``deadline`` is a ``time.monotonic()`` value.
+    """
+    now = time.monotonic()
+    if deadline is None:
+        deadline = now + DEFAULT_BUDGET_S
+    if now > deadline:
+        raise _timeout(0)
+    if direction not in ("out", "in", "both"):
+        raise QueryGraphError("syntax", f"direction must be out, in or both, not {direction!r}")
+    if unique not in ("node", "edge"):
+        raise QueryGraphError("syntax", f"unique must be node or edge, not {unique!r}")
+    check_depth(min_depth, max_depth)
+    if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
+        raise QueryGraphError("limit", f"max_rows must be a positive integer, not {max_rows!r}")
+    max_rows = min(max_rows, MAX_ROWS)
+    arms = _arms(graph, check_labels(labels), direction)
+    result = Traversal()
+    n = graph.n_nodes
+    walk = _walk_nodes if unique == "node" else _walk_edges
+    both = direction == "both"
+    try:
+        for seed in seeds:
+            seed = int(seed)
+            if not 0 <= seed < n:
+                continue
+            walk(seed, arms, both, min_depth, max_depth, max_rows, deadline, node_filter, result)
+    except _Full:
+        result.truncated = True
+    return result
+
+
+def _timeout(expansions: int) -> QueryGraphError:
+    return QueryGraphError(
+        "timeout",
+        f"graph traversal ran past its time budget after {expansions} edge expansions; "
+        "start from fewer or more specific nodes, name relationship types, or lower the depth",
+        details={"expansions": expansions},
+    )
+
+
+def _neighbours(
+    u: int, arms: list[_Arm], both: bool
+) -> list[tuple[str, Literal["out", "in"], int]]:
+    out: list[tuple[str, Literal["out", "in"], int]] = []
+    for label, d, ip, ix in arms:
+        lo, hi = int(ip[u]), int(ip[u + 1])
+        if lo == hi:
+            continue
+        for v in ix[lo:hi].tolist():
+            # A self-loop walked both ways is one relationship: keep the outgoing reading.
+            if both and d == "in" and v == u:
+                continue
+            out.append((label, d, v))
+    return out
+
+
+def _walk_nodes(
+    seed: int,
+    arms: list[_Arm],
+    both: bool,
+    min_depth: int,
+    max_depth: int,
+    max_rows: int,
+    deadline: float,
+    node_filter: NodeFilter | None,
+    result: Traversal,
+) -> None:
+    """Breadth-first: each node once per seed, with its shortest path."""
+    rows = result.rows
+    if min_depth == 0 and (node_filter is None or node_filter(seed)):
+        if len(rows) >= max_rows:
+            raise _Full
+        rows.append(Row(seed, seed, 0, ()))
+    seen = {seed}
+    frontier: list[tuple[int, tuple[Hop, ...]]] = [(seed, ())]
+    mask = CLOCK_EVERY - 1
+    for depth in range(1, max_depth + 1):
+        nxt: list[tuple[int, tuple[Hop, ...]]] = []
+        for u, path in frontier:
+            for label, d, v in _neighbours(u, arms, both):
+                result.expansions += 1
+                if not result.expansions & mask and time.monotonic() > deadline:
+                    raise _timeout(result.expansions)
+                if v in seen:
+                    continue
+                seen.add(v)
+                p2 = (*path, Hop(label, d, v))
+                if depth >= min_depth and (node_filter is None or node_filter(v)):
+                    if len(rows) >= max_rows:
+                        raise _Full
+                    rows.append(Row(seed, v, depth, p2))
+                if depth < max_depth:
+                    nxt.append((v, p2))
+        frontier = nxt
+        if not frontier:
+            break
+
+
+def _walk_edges(
+    seed: int,
+    arms: list[_Arm],
+    both: bool,
+    min_depth: int,
+    max_depth: int,
+    max_rows: int,
+    deadline: float,
+    node_filter: NodeFilter | None,
+    result: Traversal,
+) -> None:
+    """Depth-first path enumeration, no relationship twice in one path (openCypher)."""
+    rows = result.rows
+    if min_depth == 0 and (node_filter is None or node_filter(seed)):
+        if len(rows) >= max_rows:
+            raise _Full
+        rows.append(Row(seed, seed, 0, ()))
+    mask = CLOCK_EVERY - 1
+
+    def dfs(
+        u: int, depth: int, path: tuple[Hop, ...], used: tuple[tuple[int, str, int], ...]
+    ) -> None:
+        nd = depth + 1
+        for label, d, v in _neighbours(u, arms, both):
+            result.expansions += 1
+            if not result.expansions & mask and time.monotonic() > deadline:
+                raise _timeout(result.expansions)
+            edge = (u, label, v) if d == "out" else (v, label, u)
+            if edge in used:
+                continue
+            p2 = (*path, Hop(label, d, v))
+            if nd >= min_depth and (node_filter is None or node_filter(v)):
+                if len(rows) >= max_rows:
+                    raise _Full
+                rows.append(Row(seed, v, nd, p2))
+            if nd < max_depth:
+                dfs(v, nd, p2, (*used, edge))
+
+    if max_depth > 0:
+        dfs(seed, 0, (), ())
+
+
+def path_edges(seed: int, path: Sequence[Hop]) -> list[tuple[int, str, int]]:
+    """The relationships of a path as ``(src id, label, dst id)`` in walking order."""
+    out: list[tuple[int, str, int]] = []
+    prev = seed
+    for hop in path:
+        out.append(
+            (prev, hop.label, hop.node) if hop.direction == "out" else (hop.node, hop.label, prev)
+        )
+        prev = hop.node
+    return out

@@ -1,0 +1,521 @@
+"""Markdown documentation trees (MkDocs, Hugo, a plain folder) -> a knowledge graph.
+
+:func:`read_markdown` detects the shape (see :mod:`cogitave.ingest.md_layout`), parses each page
+with markdown-it-py and returns a :class:`MarkdownBatch` of nodes and out-edges plus a report.
+
+Nodes (uid: kind):
+- ``tutorial/path-params``: ``page`` (title, body = the intro before the first section,
+  description, keywords); ``content`` is the raw file; meta ``path``, ``url``, ``aliases``.
+- ``tutorial/path-params#anchor``: ``section`` per h2..h4 (and any h1 after the title), anchors
+  as MkDocs' toc (``{ #custom-id }`` honoured) or GitHub/Hugo slugs; body runs to the next heading
+  of the same or a higher level, so it includes nested sections' text.
+- ``tutorial/path-params#code-3``: ``code_sample`` per fenced block or include (code, title,
+  exact ``language``); numbered in page order, a missing include keeps its number.
+- ``src:docs_src/x/tutorial001.py``: ``source_file`` per included file.
+- ``nav:learn/tutorial-user-guide``: ``nav_group`` per MkDocs nav group (an untitled group takes
+  the title of its index page).
+- ``product:<slug>``, ``role:<slug>``, ``skill:<slug>``, ``path:<slug>``: front-matter entities.
+
+Edges: ``partOf`` (section -> parent section/page; code_sample -> section/page; page -> nav
+group, else the nearest folder index page; nav group -> parent group; page -> learning path),
+``xref`` (resolved links; an anchor that exists targets the section), ``implementedBy``
+(innermost page/section -> code_sample), ``derivedFrom`` (code_sample -> source_file),
+``dependsOn`` (front-matter prerequisites, and the reading order: each page depends on the page
+before it in the same MkDocs nav group, or, in Hugo, among the regular pages of a section ordered
+by explicit ``weight``, since that order is how the authors sequence learning), ``appliesTo`` /
+``forRole`` / ``teachesSkill`` (front-matter entities), ``supersededBy`` (front matter -> page).
+
+Front-matter keys are chosen by :class:`FrontMatterMapping` (defaults and TOML form in
+:mod:`cogitave.ingest.md_frontmatter`); ``aliases`` and MkDocs ``redirects`` maps become
+``meta["aliases"]`` (URL paths) and resolve links too.
+
+Nothing in the tree is fatal: unreadable or undecodable files become ``Batch.problems`` (the page
+is left out; ``raise_if_bad`` then refuses the batch unless the caller skips bad records), while
+bad front matter, broken links, missing anchors and missing includes are only listed in
+``batch.report`` and ``batch.stats`` (same numbers: ``nodes`` by kind, ``edges`` by label,
+``links`` counts with ``resolved_share``, first 50 ``unresolved``, ``unresolved_by_reason``, ...).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import posixpath
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cogitave.ingest.md_frontmatter import (
+    FrontMatter,
+    FrontMatterMapping,
+    entity_slug,
+    split_front_matter,
+    strings,
+)
+from cogitave.ingest.md_layout import (
+    INDEX_STEMS,
+    NavGroup,
+    Site,
+    detect_site,
+    humanize,
+    is_index,
+    normalize_url,
+    page_url,
+    strip_md,
+)
+from cogitave.ingest.md_links import LinkKind, LinkResolver, PageRef
+from cogitave.ingest.md_parse import MAX_SECTION_LEVEL, CodeBlock, ParsedPage, parse_page
+from cogitave.ingest.md_report import GraphDraft, Tally, format_report
+from cogitave.ingest.records import MAX_LISTED, Batch, Problem, check_uid
+from cogitave.schema import Dimension, Schema
+
+__all__ = ["FrontMatterMapping", "MarkdownBatch", "markdown_schema", "read_markdown"]
+
+SCHEMA_DIMENSIONS: tuple[Dimension, ...] = (
+    Dimension("title", "semantic"),
+    Dimension("body", "semantic"),
+    Dimension("code", "semantic"),
+    Dimension("description", "semantic"),
+    Dimension("keywords", "semantic"),
+    Dimension("language", "exact"),
+)
+EXT_LANGUAGE = {
+    ".py": "python", ".js": "javascript", ".ts": "typescript", ".md": "markdown",
+    ".yml": "yaml", ".yaml": "yaml", ".toml": "toml", ".json": "json", ".sh": "bash",
+    ".html": "html", ".css": "css", ".txt": "text", ".go": "go", ".rs": "rust",
+    ".sql": "sql", ".ini": "ini", ".dockerfile": "dockerfile",
+}  # fmt: skip
+# Front-matter entity fields -> (uid prefix / node kind, edge label from the page).
+ENTITY_FIELDS = (
+    ("products", "product", "appliesTo"),
+    ("roles", "role", "forRole"),
+    ("skills", "skill", "teachesSkill"),
+    ("paths", "path", "partOf"),
+)
+
+
+@dataclass
+class MarkdownBatch(Batch):
+    """A :class:`Batch` plus a human-readable ``report`` and the same numbers in ``stats``."""
+
+    report: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def markdown_schema(declared: Schema | None = None) -> Schema:
+    """The declared schema's dimensions, plus the Markdown ones it does not declare."""
+    dims = list(declared.dimensions) if declared else []
+    have = {d.name for d in dims}
+    dims.extend(d for d in SCHEMA_DIMENSIONS if d.name not in have)
+    return Schema(tuple(dims))
+
+
+def read_markdown(
+    path: str | Path, schema: Schema | None = None, *, mapping: FrontMatterMapping | None = None
+) -> MarkdownBatch:
+    """Read a MkDocs, Hugo or plain Markdown tree into nodes and edges (see the module doc)."""
+    started = time.perf_counter()
+    site = detect_site(Path(path))
+    builder = _Builder(site, mapping or FrontMatterMapping())
+    builder.run()
+    return builder.finish(schema, time.perf_counter() - started)
+
+
+@dataclass
+class _Page:
+    uid: str
+    rel: str
+    file: Path
+    text: str
+    front: FrontMatter
+    parsed: ParsedPage
+    url: str
+    title: str
+    aliases: list[str]
+
+    @property
+    def ref(self) -> PageRef:
+        return PageRef(self.uid, self.rel, self.url)
+
+    def container(self, heading: int) -> str:
+        """uid of the innermost section holding ``heading`` (the page when none)."""
+        s = self.parsed.section_of(heading)
+        return self.uid if s < 0 else f"{self.uid}#{self.parsed.headings[s].anchor}"
+
+
+class _Builder:
+    def __init__(self, site: Site, mapping: FrontMatterMapping) -> None:
+        self.site = site
+        self.mapping = mapping
+        self.pages: dict[str, _Page] = {}
+        self.graph = GraphDraft()
+        self.tally = Tally()
+        self.problems: list[Problem] = []
+        self.resolver = LinkResolver(site.shape, site.site_url, other_trees=site.other_trees)
+        self.sources: dict[Path, str | None] = {}
+        self.base = Path(os.path.abspath(site.base))
+        self.shown: dict[tuple[Path, bool], str] = {}
+
+    # -- pipeline -------------------------------------------------------------------------
+    def run(self) -> None:
+        nav_titles = self.site.nav.page_titles() if self.site.nav else {}
+        for file in self.site.files():
+            self.tally.files += 1
+            self._read(file, nav_titles)
+        self._redirects()
+        self._transcluded_anchors()
+        for page in self.pages.values():
+            self._page_nodes(page)
+        self._hierarchy()
+        for page in self.pages.values():
+            self._page_links(page)
+            self._front_matter_edges(page)
+
+    def _read(self, file: Path, nav_titles: dict[str, str]) -> None:
+        rel = file.relative_to(self.site.docs_root).as_posix()
+        shown = self._shown(file)
+        try:
+            text = file.read_bytes().decode("utf-8-sig")
+        except OSError as e:
+            self.problems.append(Problem(shown, 0, f"unreadable file: {e.strerror or e}"))
+            return
+        except UnicodeDecodeError as e:
+            self.problems.append(Problem(shown, 0, f"not valid UTF-8 (byte {e.start})"))
+            return
+        uid = strip_md(rel)
+        try:
+            check_uid(uid)
+        except ValueError as e:
+            self.problems.append(Problem(shown, 0, str(e)))
+            return
+        if uid in self.pages:
+            self.problems.append(Problem(shown, 0, f"duplicate page uid {uid!r}"))
+            return
+        front = split_front_matter(text.replace("\r\n", "\n"))
+        if front.error:
+            self.tally.bad_front_matter.append(f"{shown}: {front.error}")
+        hugo = self.site.shape == "hugo"
+        parsed = parse_page(front.body, self.site.anchor_style, front.offset, term_anchors=hugo)
+        titles = self._strings(front.data, self.mapping.title, shown)
+        title = (titles[0] if titles else "") or parsed.title or nav_titles.get(rel, "")
+        url = page_url(self.site.shape, rel, front.data)
+        aliases = self._strings(front.data, self.mapping.aliases, shown)
+        parent_url = url if is_index(rel) else posixpath.dirname(url.rstrip("/")) + "/"
+        aliases = [normalize_url(a if a.startswith("/") else parent_url + a) for a in aliases]
+        page = _Page(uid, rel, file, text, front, parsed, url, title or humanize(rel), aliases)
+        self.pages[uid] = page
+        self.resolver.add_page(page.ref, aliases, self._anchor_map(page), page.title)
+
+    def _anchor_map(self, page: _Page) -> dict[str, str]:
+        anchors: dict[str, str] = {}
+        for i, h in enumerate(page.parsed.headings):
+            anchors.setdefault(h.anchor, page.container(i))
+            anchors.setdefault(h.anchor.lower(), page.container(i))
+        for anchor, heading in page.parsed.terms:
+            anchors.setdefault(anchor, page.container(heading))
+        return anchors
+
+    def _transcluded_anchors(self) -> None:
+        # A Hugo include shortcode renders the snippet's headings inside the including page,
+        # so links to those anchors land on the includer (at the include's position).
+        for page in self.pages.values():
+            anchors = self.resolver.anchors[page.uid]
+            for written, heading in page.parsed.transclusions:
+                res = self.resolver.resolve(written, page.ref, "ref")
+                if res.status == "resolved":
+                    for anchor in self.resolver.anchors.get(res.uid, {}):
+                        anchors.setdefault(anchor, page.container(heading))
+
+    def _redirects(self) -> None:
+        for old, new in self.site.redirects.items():
+            target = self.resolver.by_rel.get(posixpath.normpath(new).lower())
+            if target is None:
+                self.site.notes.append(f"redirect {old} -> {new}: target is not a page")
+                continue
+            alias = page_url(self.site.shape, old, {})
+            self.pages[target].aliases.append(alias)
+            self.resolver.by_alias.setdefault(alias.lower(), target)
+
+    # -- nodes ----------------------------------------------------------------------------
+    def _page_nodes(self, page: _Page) -> None:
+        fm, parsed = page.front.data, page.parsed
+        desc = self._strings(fm, self.mapping.description, self._shown(page.file))
+        keywords = self._strings(fm, self.mapping.keywords, self._shown(page.file))
+        meta: dict[str, Any] = {"path": self._shown(page.file), "url": page.url}
+        if page.aliases:
+            meta["aliases"] = sorted(set(page.aliases))
+        self.graph.node(
+            page.uid,
+            "page",
+            {
+                "title": page.title,
+                "body": "\n".join(parsed.intro),
+                "description": "\n".join(desc),
+                "keywords": ", ".join(keywords),
+            },
+            page.text,
+            meta,
+        )
+        for i, h in enumerate(parsed.headings):
+            if not h.is_section:
+                continue
+            uid = f"{page.uid}#{h.anchor}"
+            self.graph.node(
+                uid,
+                "section",
+                {"title": h.text, "body": parsed.section_body(i)},
+                parsed.section_markdown(i),
+                {
+                    "path": meta["path"],
+                    "url": f"{page.url}#{h.anchor}",
+                    "anchor": h.anchor,
+                    "level": h.level,
+                    "line": h.line + page.front.offset + 1,
+                },
+            )
+            self.graph.edge(uid, "partOf", page.container(h.parent))
+        for n, block in enumerate(parsed.code, 1):
+            self._code_sample(page, n, block)
+
+    def _code_sample(self, page: _Page, n: int, block: CodeBlock) -> None:
+        uid = f"{page.uid}#code-{n}"
+        meta: dict[str, Any] = {"path": self._shown(page.file), "line": block.line}
+        code, language, source = block.code, block.language, None
+        if block.include is None and not code.strip():
+            return  # an empty fence shows nothing; it keeps its number for stable uids
+        if block.include is not None:
+            found = self._include(page, block)
+            if found is None:
+                return
+            source, code, ext_language = found
+            language = language if language and language != "text" else ext_language
+            meta["include"] = block.include
+            if block.options:
+                meta["options"] = block.options
+        heading = block.heading
+        title = page.title
+        if heading >= 0:
+            h = page.parsed.headings[heading]
+            if h.is_section or h.level > MAX_SECTION_LEVEL:
+                title = h.text
+        content = block.markdown if source is None else f"```{language}\n{code.rstrip()}\n```"
+        self.graph.node(uid, "code_sample", {"code": code, "title": title, "language": language},
+                   content, meta)  # fmt: skip
+        container = page.container(heading)
+        self.graph.edge(uid, "partOf", container)
+        self.graph.edge(container, "implementedBy", uid)
+        if source is not None:
+            self.graph.edge(uid, "derivedFrom", source)
+
+    def _include(self, page: _Page, block: CodeBlock) -> tuple[str, str, str] | None:
+        """(source uid, code, language) of an included file, creating its node once."""
+        written = block.include or ""
+        # The page's folder first (as the brief of mdx_include says), then the folders MkDocs
+        # is run from: FastAPI writes `../../docs_src/...` relative to `docs/en/`.
+        bases = [page.file.parent, self.site.config_dir, self.site.docs_root, self.site.base]
+        for base in (b for b in bases if b is not None):
+            candidate = Path(os.path.normpath(base / written))
+            if candidate.is_file():
+                break
+        else:
+            self.tally.missing_includes.append(f"{self._shown(page.file)}:{block.line}: {written}")
+            return None
+        if candidate not in self.sources:
+            self.sources[candidate] = self._source_node(candidate)
+        uid = self.sources[candidate]
+        if uid is None:
+            self.tally.missing_includes.append(
+                f"{self._shown(page.file)}:{block.line}: {written} (unreadable)"
+            )
+            return None
+        dims = self.graph.dims(uid)
+        return uid, str(dims["code"]), str(dims["language"])
+
+    def _source_node(self, file: Path) -> str | None:
+        try:
+            code = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        shown = self._shown(file, common=True)
+        uid = f"src:{shown}"
+        language = EXT_LANGUAGE.get(file.suffix.lower(), file.suffix.lower().lstrip(".") or "text")
+        self.graph.node(uid, "source_file", {"code": code, "language": language}, code,
+                   {"path": shown})  # fmt: skip
+        return uid
+
+    def _entity(self, kind: str, name: str) -> str:
+        uid = f"{kind}:{entity_slug(name)}"
+        if uid not in self.graph.nodes:
+            self.graph.node(uid, kind, {"title": name}, None, {"name": name})
+        return uid
+
+    # -- structure ------------------------------------------------------------------------
+    def _hierarchy(self) -> None:
+        in_nav: set[str] = set()
+        if self.site.nav is not None:
+            self._nav_group(self.site.nav, None, in_nav, set())
+        for page in self.pages.values():
+            if page.uid not in in_nav and (parent := self._folder_parent(page)) is not None:
+                self.graph.edge(page.uid, "partOf", parent)
+        if self.site.shape == "hugo":
+            self._weight_sequences()
+
+    def _nav_group(
+        self, group: NavGroup, uid: str | None, in_nav: set[str], used: set[str]
+    ) -> None:
+        """Nodes and edges of ``group``'s pages and sub-groups (``uid`` None: the nav root)."""
+        previous: str | None = None
+        for child in group.children:
+            if isinstance(child, NavGroup):
+                title = child.title or self._group_title(child)
+                sub = self._unique(
+                    f"{uid}/{entity_slug(title)}" if uid else f"nav:{entity_slug(title)}", used
+                )
+                pages = [
+                    u for c in child.children if isinstance(c, str) and (u := self._rel_uid(c))
+                ]
+                body = "\n".join(self.pages[u].title for u in pages)
+                self.graph.node(
+                    sub, "nav_group", {"title": title, "body": body}, None, {"pages": pages}
+                )
+                if uid is not None:
+                    self.graph.edge(sub, "partOf", uid)
+                self._nav_group(child, sub, in_nav, used)
+                continue
+            page_uid = self._rel_uid(child)
+            if page_uid is None:
+                self.site.nav_missing.append(child)
+                continue
+            in_nav.add(page_uid)
+            parent = uid if uid is not None else self._folder_parent(self.pages[page_uid])
+            if parent is not None:
+                self.graph.edge(page_uid, "partOf", parent)
+            if previous is not None:
+                self.graph.edge(page_uid, "dependsOn", previous)
+            previous = page_uid
+
+    def _rel_uid(self, rel: str) -> str | None:
+        uid = self.resolver.by_rel.get(rel.lower())
+        return uid if uid in self.pages else None
+
+    def _group_title(self, group: NavGroup) -> str:
+        for child in group.children:
+            if isinstance(child, str) and (uid := self._rel_uid(child)) and is_index(child):
+                return self.pages[uid].title
+        for child in group.children:
+            if isinstance(child, str):
+                folder = posixpath.basename(posixpath.dirname(child))
+                return humanize(folder + ".md") if folder else "Section"
+        return "Section"
+
+    @staticmethod
+    def _unique(uid: str, used: set[str]) -> str:
+        candidate, n = uid, 1
+        while candidate in used:
+            n += 1
+            candidate = f"{uid}-{n}"
+        used.add(candidate)
+        return candidate
+
+    def _folder_parent(self, page: _Page) -> str | None:
+        folder = posixpath.dirname(page.uid)
+        if is_index(page.rel):
+            if not folder:
+                return None
+            folder = posixpath.dirname(folder)
+        while True:
+            for stem in INDEX_STEMS:
+                uid = f"{folder}/{stem}" if folder else stem
+                if uid in self.pages and uid != page.uid:
+                    return uid
+            if not folder:
+                return None
+            folder = posixpath.dirname(folder)
+
+    def _weight_sequences(self) -> None:
+        # Section pages are left out: their weights order a site menu, not a lesson sequence.
+        groups: dict[str, list[tuple[int, str, str]]] = {}
+        for page in self.pages.values():
+            weight = page.front.data.get("weight")
+            if isinstance(weight, int) and not isinstance(weight, bool) and not is_index(page.rel):
+                parent = self._folder_parent(page) or ""
+                groups.setdefault(parent, []).append((weight, page.title.lower(), page.uid))
+        for members in groups.values():
+            ordered = [uid for _, _, uid in sorted(members)]
+            for prev, cur in itertools.pairwise(ordered):
+                self.graph.edge(cur, "dependsOn", prev)
+
+    # -- links and front matter -----------------------------------------------------------
+    def _page_links(self, page: _Page) -> None:
+        for link in page.parsed.links:
+            src = page.container(link.heading)
+            self._link(page, src, link.target, link.line, link.kind, link.text)
+
+    def _link(
+        self, page: _Page, src: str, target: str, line: int, kind: LinkKind, text: str
+    ) -> None:
+        res = self.resolver.resolve(target, page.ref, kind, text)
+        self.tally.link(res, f"{self._shown(page.file)}:{line}", target, kind)
+        if res.status == "resolved":
+            self.graph.edge(src, "xref", res.uid)
+
+    def _front_matter_edges(self, page: _Page) -> None:
+        fm = page.front.data
+        shown = self._shown(page.file)
+        for field_name, kind, label in ENTITY_FIELDS:
+            names = self._strings(fm, getattr(self.mapping, field_name), shown)
+            for name in names:
+                self.graph.edge(page.uid, label, self._entity(kind, name))
+        for field_name, label in (
+            ("prerequisites", "dependsOn"),
+            ("superseded_by", "supersededBy"),
+        ):
+            targets = self._strings(fm, getattr(self.mapping, field_name), shown)
+            for target in targets:
+                # Front matter names pages, not sections: the edge goes to the page.
+                res = self.resolver.resolve(target.split("#", 1)[0], page.ref, "page_ref")
+                self.tally.link(res, shown, target, "page_ref")
+                if res.status == "resolved":
+                    self.graph.edge(page.uid, label, res.uid.split("#", 1)[0])
+
+    # -- plumbing -------------------------------------------------------------------------
+    def _strings(self, front: Mapping[str, Any], keys: tuple[str, ...], shown: str) -> list[str]:
+        """Front-matter strings under ``keys``; unusable values are reported."""
+        values, bad = strings(front, keys)
+        self.tally.bad_front_matter.extend(f"{shown}: {b}" for b in bad)
+        return values
+
+    def _shown(self, file: Path, *, common: bool = False) -> str:
+        """Path relative to the folder the caller named (or their common folder)."""
+        key = (file, common)
+        if key not in self.shown:
+            # abspath, not resolve: a symlinked page keeps its own path.
+            target = Path(os.path.abspath(file))
+            base = self.base
+            if common and not target.is_relative_to(base):
+                base = Path(os.path.commonpath([base, target]))
+            rel = target.relative_to(base) if target.is_relative_to(base) else target
+            self.shown[key] = rel.as_posix()
+        return self.shown[key]
+
+    def finish(self, declared: Schema | None, seconds: float) -> MarkdownBatch:
+        """Freeze the draft into a batch with its schema, stats and report."""
+        nodes, edge_counts, dropped = self.graph.build()
+        head = {
+            "shape": self.site.shape,
+            "root": str(self.site.base),
+            "docs_root": self._shown(self.site.docs_root) or ".",
+            "seconds": round(seconds, 3),
+        }
+        stats = self.tally.stats(head, nodes, edge_counts, dropped, [str(p) for p in self.problems])
+        stats["nav_missing"] = self.site.nav_missing[:MAX_LISTED]
+        stats["notes"] = self.site.notes
+        return MarkdownBatch(
+            nodes=nodes,
+            problems=self.problems,
+            schema=markdown_schema(declared),
+            report=format_report(stats),
+            stats=stats,
+        )

@@ -1,0 +1,264 @@
+"""Docs tree layout: which shape a folder is (MkDocs, Hugo, plain), its pages, URLs and nav.
+
+Detection order for a folder: ``mkdocs.yml`` in it; a Hugo ``content/`` folder in it; the folder
+itself looks like Hugo content (named ``content`` or holding ``_index.md``); an ``mkdocs.yml``
+up to three levels down (a repository whose docs live in ``docs/en/``); else a plain folder.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import yaml
+
+from cogitave.errors import IngestError
+from cogitave.ingest.md_frontmatter import load_yaml
+from cogitave.ingest.md_parse import AnchorStyle
+
+Shape = Literal["mkdocs", "hugo", "plain"]
+MD_SUFFIXES = (".md", ".markdown")
+INDEX_STEMS = ("index", "_index", "README")
+_SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
+_LANG_DIR = re.compile(r"^[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?$")
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+MKDOCS_NAMES = ("mkdocs.yml", "mkdocs.yaml")
+
+
+@dataclass
+class NavGroup:
+    """A titled nav group; ``children`` are page rel paths (str) and sub-groups, in order."""
+
+    title: str
+    children: list[str | NavGroup] = field(default_factory=list)
+    titles: dict[str, str] = field(default_factory=dict)  # page rel -> nav title
+
+    def page_titles(self) -> dict[str, str]:
+        """Nav titles of pages in this group and all sub-groups."""
+        out = dict(self.titles)
+        for child in self.children:
+            if isinstance(child, NavGroup):
+                out.update(child.page_titles())
+        return out
+
+
+@dataclass
+class Site:
+    """A detected docs tree."""
+
+    shape: Shape
+    base: Path  # the folder the caller named (paths in meta are relative to it)
+    docs_root: Path  # the folder page uids are relative to
+    anchor_style: AnchorStyle
+    config_dir: Path | None = None
+    nav: NavGroup | None = None
+    redirects: dict[str, str] = field(default_factory=dict)  # old rel path -> target
+    site_url: str = ""
+    notes: list[str] = field(default_factory=list)
+    nav_missing: list[str] = field(default_factory=list)
+    other_trees: tuple[str, ...] = ()  # URL prefixes of other language trees
+
+    def files(self) -> list[Path]:
+        """Markdown files under the docs root, sorted, hidden and build folders skipped."""
+        return sorted(_walk_md(self.docs_root))
+
+
+def _walk_md(root: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS]
+        for name in filenames:
+            if name.endswith(MD_SUFFIXES) and not name.startswith("."):
+                yield Path(dirpath) / name
+
+
+def detect_site(path: Path) -> Site:
+    """Detect the shape of ``path`` (a folder, an ``mkdocs.yml`` or a single ``.md`` file)."""
+    if path.is_file():
+        if path.name in MKDOCS_NAMES:
+            return _mkdocs(path.parent, path)
+        if path.suffix in MD_SUFFIXES:
+            return Site("plain", path.parent, path.parent, "github")
+        raise IngestError(f"not a Markdown file, mkdocs.yml or folder: {path}")
+    if not path.is_dir():
+        raise IngestError(f"source not found: {path}")
+    for name in MKDOCS_NAMES:
+        if (path / name).is_file():
+            return _mkdocs(path, path / name)
+    if (path / "content").is_dir():
+        return _hugo(path, path / "content")
+    if path.name == "content" or (path / "_index.md").is_file():
+        return _hugo(path, path)
+    nested = _find_mkdocs(path)
+    if nested is not None:
+        site = _mkdocs(path, nested)
+        site.notes.append(f"using {nested.relative_to(path).as_posix()}")
+        return site
+    return Site("plain", path, path, "github")
+
+
+def _find_mkdocs(path: Path, depth: int = 3) -> Path | None:
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        rel_depth = len(Path(dirpath).relative_to(path).parts)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS)
+        if rel_depth >= depth:
+            dirnames[:] = []
+        found.extend(Path(dirpath) / n for n in filenames if n in MKDOCS_NAMES)
+    # The shallowest config wins; among equals, English then alphabetical.
+    found.sort(key=lambda p: (len(p.parts), p.parent.name != "en", str(p)))
+    return found[0] if found else None
+
+
+def _hugo(base: Path, content: Path) -> Site:
+    site = Site("hugo", base, content, "github")
+    # Multilingual sites keep one content folder per language (content/en/...): URLs have no
+    # language prefix, so read one language (English when present) as the root.
+    if not any(p.suffix in MD_SUFFIXES for p in content.iterdir() if p.is_file()):
+        langs = sorted(
+            d
+            for d in content.iterdir()
+            if d.is_dir() and _LANG_DIR.match(d.name) and (d / "_index.md").is_file()
+        )
+        if langs:
+            chosen = next((d for d in langs if d.name == "en"), langs[0])
+            site.docs_root = chosen
+            site.other_trees = tuple(f"/{d.name.lower()}/" for d in langs if d != chosen)
+            if len(langs) > 1:
+                site.notes.append(
+                    f"language folders {[d.name for d in langs]}: read {chosen.name!r} only"
+                )
+    return site
+
+
+def _mkdocs(base: Path, config_file: Path) -> Site:
+    config_dir = config_file.parent
+    site = Site("mkdocs", base, config_dir / "docs", "toc", config_dir=config_dir)
+    try:
+        config = load_yaml(config_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        site.notes.append(f"cannot read {config_file.name}: {str(e).splitlines()[0]}")
+        config = {}
+    if not isinstance(config, Mapping):
+        config = {}
+    docs_dir = config.get("docs_dir", "docs")
+    site.docs_root = Path(os.path.abspath(config_dir / str(docs_dir)))
+    if not site.docs_root.is_dir():
+        raise IngestError(f"{config_file}: docs_dir {docs_dir!r} is not a folder")
+    site.site_url = str(config.get("site_url") or "")
+    if "nav" in config and isinstance(config["nav"], list):
+        site.nav = NavGroup("")
+        _nav_items(config["nav"], site.nav, site)
+    site.redirects = _redirect_maps(config.get("plugins"))
+    extra = config.get("extra")
+    alternate = extra.get("alternate") if isinstance(extra, Mapping) else None
+    if isinstance(alternate, list):
+        links = (a.get("link") for a in alternate if isinstance(a, Mapping))
+        site.other_trees = tuple(
+            normalize_url(x).lower() for x in links if isinstance(x, str) and x.strip("/")
+        )
+    return site
+
+
+def _nav_page(value: str) -> str | None:
+    if _SCHEME.match(value) or value.startswith("/"):
+        return None  # an external link or a site path, not a page file
+    return posixpath.normpath(value)
+
+
+def _nav_items(items: list[Any], group: NavGroup, site: Site) -> None:
+    for item in items:
+        if isinstance(item, str):
+            rel = _nav_page(item)
+            if rel is not None:
+                group.children.append(rel)
+            continue
+        if not isinstance(item, Mapping) or len(item) != 1:
+            site.notes.append(f"nav entry ignored: {item!r}"[:200])
+            continue
+        ((title, value),) = item.items()
+        title = "" if title is None else str(title)
+        if isinstance(value, list):
+            sub = NavGroup(title)
+            _nav_items(value, sub, site)
+            group.children.append(sub)
+        elif isinstance(value, str):
+            rel = _nav_page(value)
+            if rel is not None:
+                group.children.append(rel)
+                if title:
+                    group.titles[rel] = title
+
+
+def _redirect_maps(plugins: Any) -> dict[str, str]:
+    """The ``redirects`` plugin's ``redirect_maps`` (plugins given as a list or a mapping)."""
+    entries: list[tuple[str, Any]] = []
+    if isinstance(plugins, Mapping):
+        entries = list(plugins.items())
+    elif isinstance(plugins, list):
+        for p in plugins:
+            if isinstance(p, Mapping):
+                entries.extend(p.items())
+    for name, conf in entries:
+        if name == "redirects" and isinstance(conf, Mapping):
+            maps = conf.get("redirect_maps")
+            if isinstance(maps, Mapping):
+                return {str(k): str(v) for k, v in maps.items()}
+    return {}
+
+
+def strip_md(rel: str) -> str:
+    """``a/b.md`` -> ``a/b``."""
+    for suffix in MD_SUFFIXES:
+        if rel.endswith(suffix):
+            return rel[: -len(suffix)]
+    return rel
+
+
+def is_index(rel: str) -> bool:
+    """True for a folder's section page (``index.md``, ``_index.md``, ``README.md``)."""
+    return posixpath.basename(strip_md(rel)) in INDEX_STEMS
+
+
+def page_url(shape: Shape, rel: str, front: Mapping[str, Any]) -> str:
+    """The site URL path of a page: directory URLs as MkDocs and Hugo build them."""
+    stem = strip_md(rel)
+    parts = stem.split("/")
+    if parts[-1] in INDEX_STEMS:
+        parts = parts[:-1]
+    if shape == "hugo":
+        url = front.get("url")
+        if isinstance(url, str) and url.strip():
+            return normalize_url(url if url.startswith("/") else "/" + url)
+        slug = front.get("slug")
+        if isinstance(slug, str) and slug.strip() and parts and not is_index(rel):
+            parts[-1] = slug.strip()
+        # Hugo lower-cases paths and turns spaces into '-' unless configured otherwise.
+        parts = [p.lower().replace(" ", "-") for p in parts]
+    return normalize_url("/" + "/".join(parts))
+
+
+def normalize_url(path: str) -> str:
+    """``/a/b`` and ``/a/b/index.html`` -> ``/a/b/``; ``..`` segments collapsed."""
+    path = urlsplit(path).path or "/"
+    if path.endswith(("/index.html", "/index.htm")):
+        path = path.rsplit("/", 1)[0] + "/"
+    elif path.endswith((".html", ".htm")):
+        path = path.rsplit(".", 1)[0] + "/"
+    norm = posixpath.normpath(path) if path not in ("", "/") else "/"
+    norm = "/" + norm.lstrip("/")
+    return norm if norm.endswith("/") else norm + "/"
+
+
+def humanize(rel: str) -> str:
+    """A title from a file name: ``first-steps.md`` -> ``First steps`` (index: its folder)."""
+    stem = posixpath.basename(strip_md(rel))
+    if stem in INDEX_STEMS:
+        stem = posixpath.basename(posixpath.dirname(strip_md(rel))) or "Home"
+    words = stem.replace("-", " ").replace("_", " ").strip()
+    return words[:1].upper() + words[1:] if words else "Untitled"

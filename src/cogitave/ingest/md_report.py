@@ -1,0 +1,182 @@
+"""Graph draft and report for the Markdown source: nodes + deduplicated out-edges, the tally of
+links and problems, and the ``stats`` dict / text report built from them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+from cogitave.ingest.md_links import LinkKind, Resolution
+from cogitave.ingest.records import MAX_LISTED
+from cogitave.nodes import DimValue, Edge, Node
+
+# Dimensions kept even when empty: every node has a title, every code node a language.
+_ALWAYS = ("title", "language")
+
+
+@dataclass
+class _Draft:
+    uid: str
+    kind: str
+    dims: dict[str, DimValue]
+    content: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class GraphDraft:
+    """Nodes by uid and out-edges in insertion order; duplicates and self-loops are ignored."""
+
+    nodes: dict[str, _Draft] = field(default_factory=dict)
+    edges: dict[str, dict[tuple[str, str], None]] = field(default_factory=dict)
+
+    def node(
+        self,
+        uid: str,
+        kind: str,
+        dims: dict[str, DimValue],
+        content: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Add (or replace) a node; empty text dimensions are left out."""
+        kept = {k: v for k, v in dims.items() if v != "" or k in _ALWAYS}
+        self.nodes[uid] = _Draft(uid, kind, kept, content, meta or {})
+
+    def edge(self, src: str, label: str, dst: str) -> None:
+        """Record ``src -label-> dst`` once."""
+        if src != dst:
+            self.edges.setdefault(src, {})[(label, dst)] = None
+
+    def dims(self, uid: str) -> dict[str, DimValue]:
+        """The dimensions of a node already added."""
+        return self.nodes[uid].dims
+
+    def build(self) -> tuple[list[Node], Counter[str], list[str]]:
+        """Frozen nodes, edge counts by label, and the edges dropped for a missing endpoint."""
+        nodes: list[Node] = []
+        counts: Counter[str] = Counter()
+        dropped: list[str] = []
+        for d in self.nodes.values():
+            edges: list[Edge] = []
+            for label, dst in self.edges.get(d.uid, {}):
+                if dst in self.nodes:
+                    edges.append(Edge(label, dst))
+                    counts[label] += 1
+                else:
+                    dropped.append(f"{d.uid} -{label}-> {dst}")
+            nodes.append(Node(d.uid, d.kind, d.dims, d.content, tuple(edges), d.meta))
+        dropped.extend(
+            f"{src} -{label}-> {dst}"
+            for src, out in self.edges.items()
+            if src not in self.nodes
+            for label, dst in out
+        )
+        return nodes, counts, dropped
+
+
+@dataclass
+class Tally:
+    """Counts and lists for the report (lists are cut to ``MAX_LISTED`` only when reported)."""
+
+    files: int = 0
+    links: Counter[str] = field(default_factory=Counter)
+    unresolved: list[str] = field(default_factory=list)
+    reasons: Counter[str] = field(default_factory=Counter)
+    missing_anchors: list[str] = field(default_factory=list)
+    bad_front_matter: list[str] = field(default_factory=list)
+    missing_includes: list[str] = field(default_factory=list)
+
+    def link(self, res: Resolution, where: str, target: str, kind: LinkKind) -> None:
+        """Count one link outcome; unresolved ones are listed with file:line and reason."""
+        target = unquote(target)  # markdown-it percent-encodes hrefs; show what was written
+        self.links[res.status] += 1
+        if res.via_alias:
+            self.links["via_alias"] += 1
+        if res.missing_anchor:
+            self.links["missing_anchor"] += 1
+            self.missing_anchors.append(f"{where}: {target} (no anchor #{res.missing_anchor})")
+        if res.status == "unresolved":
+            self.unresolved.append(f"{where}: {target} ({res.reason})")
+            category = "undefined reference" if kind == "undefined" else res.reason
+            self.reasons[category.split(" at ", 1)[0]] += 1
+
+    def stats(
+        self,
+        head: dict[str, Any],
+        nodes: list[Node],
+        edges: Counter[str],
+        dropped: list[str],
+        problems: list[str],
+    ) -> dict[str, Any]:
+        """The structured report: ``head`` (shape, root, ...) then counts and first lists."""
+        resolved = self.links["resolved"] + self.links["self"]
+        internal = resolved + self.links["unresolved"]
+        return {
+            **head,
+            "files": self.files,
+            "nodes": dict(sorted(Counter(n.kind for n in nodes).items())),
+            "edges": dict(sorted(edges.items())),
+            "links": {
+                "internal": internal,
+                "resolved": resolved,
+                "unresolved": self.links["unresolved"],
+                "resolved_share": round(resolved / internal, 4) if internal else 1.0,
+                "via_alias": self.links["via_alias"],
+                "missing_anchor": self.links["missing_anchor"],
+                "external": self.links["external"],
+                "outside": self.links["outside"],
+                "asset": self.links["asset"],
+                "dynamic": self.links["dynamic"],
+            },
+            "unresolved": self.unresolved[:MAX_LISTED],
+            "unresolved_by_reason": dict(self.reasons.most_common()),
+            "missing_anchors": self.missing_anchors[:MAX_LISTED],
+            "unreadable_files": problems[:MAX_LISTED],
+            "unreadable_files_count": len(problems),
+            "bad_front_matter": self.bad_front_matter[:MAX_LISTED],
+            "bad_front_matter_count": len(self.bad_front_matter),
+            "missing_includes": self.missing_includes[:MAX_LISTED],
+            "missing_includes_count": len(self.missing_includes),
+            "dropped_edges": dropped[:MAX_LISTED],
+            "dropped_edges_count": len(dropped),
+        }
+
+
+def format_report(stats: dict[str, Any]) -> str:
+    """A short human-readable summary of the ``stats`` dict."""
+    links = stats["links"]
+    lines = [
+        f"markdown ({stats['shape']}) {stats['root']}: {stats['files']} files, "
+        f"{sum(stats['nodes'].values())} nodes, {sum(stats['edges'].values())} edges "
+        f"in {stats['seconds']:.2f} s",
+        "nodes: " + _counts(stats["nodes"]),
+        "edges: " + _counts(stats["edges"]),
+        f"links: {links['internal']} internal, {links['resolved']} resolved "
+        f"({links['resolved_share']:.1%}), {links['unresolved']} unresolved, "
+        f"{links['missing_anchor']} missing anchors, {links['via_alias']} via aliases; "
+        f"{links['external']} external, {links['outside']} to other language trees, "
+        f"{links['asset']} assets, {links['dynamic']} dynamic",
+    ]
+    if stats["unresolved_by_reason"]:
+        lines.append("unresolved by reason: " + _counts(stats["unresolved_by_reason"]))
+    listed = (
+        ("unresolved", "unresolved links", links["unresolved"]),
+        ("unreadable_files", "unreadable files", stats["unreadable_files_count"]),
+        ("bad_front_matter", "bad front matter", stats["bad_front_matter_count"]),
+        ("missing_includes", "missing includes", stats["missing_includes_count"]),
+        ("nav_missing", "nav entries without a page", len(stats["nav_missing"])),
+        ("dropped_edges", "dropped edges", stats["dropped_edges_count"]),
+    )
+    for key, title, total in listed:
+        if stats[key]:
+            cut = f" (first {len(stats[key])})" if total > len(stats[key]) else ""
+            lines.append(f"{title}: {total}{cut}")
+            lines.extend(f"  {item}" for item in stats[key])
+    lines.extend(f"note: {n}" for n in stats["notes"])
+    return "\n".join(lines)
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
