@@ -12,12 +12,17 @@ moves to the new root; other open readers keep theirs.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cogitave.config import Settings
 from cogitave.errors import ConflictError, EncoderError, NotFoundError
 from cogitave.expand.embed import DEFAULT_ENCODER, load_encoder
+from cogitave.graph import tools as graph_tools
+from cogitave.graph.query import GraphQueryResult, query_graph
+from cogitave.graph.tools import LearningPath, RelatedResult, XrefResult
+from cogitave.graph.traverse import Direction
 from cogitave.nodes import Node
 from cogitave.query.engine import Engine
 from cogitave.query.types import SearchRequest, SearchResponse
@@ -43,7 +48,12 @@ class Collection:
     # -- lifecycle --------------------------------------------------------------------------
     @classmethod
     def create(
-        cls, path: str | Path, schema: Schema, *, encoder: str | None = DEFAULT_ENCODER
+        cls,
+        path: str | Path,
+        schema: Schema,
+        *,
+        encoder: str | None = DEFAULT_ENCODER,
+        settings: Settings | None = None,
     ) -> Collection:
         """Create an empty collection (its first root has the schema and no nodes).
 
@@ -55,7 +65,7 @@ class Collection:
         enc = load_encoder(encoder) if encoder else None
         with store.writer_lock():
             store.init()
-            rid = store.write_root(empty_manifest(schema, enc))
+            rid = store.write_root(empty_manifest(schema, enc, settings))
             store.set_head(rid)
         return cls(store)
 
@@ -152,6 +162,52 @@ class Collection:
         if nid is None:
             raise NotFoundError(f"no node with uid {uid!r} in root {self.root[:12]}")
         return self.snapshot.nodes.node(nid)
+
+    # -- the graph: every call goes through the one bounded traversal ------------------------
+    def query_graph(
+        self, text: str, params: Mapping[str, Any] | None = None, *, timeout_ms: float = 250
+    ) -> GraphQueryResult:
+        """A bounded, read-only openCypher-style query (see :mod:`cogitave.graph.query`)."""
+        snap = self.snapshot
+        return query_graph(
+            snap.graph, text, params, timeout_ms=timeout_ms, node_props=self._node_props(snap)
+        )
+
+    def related(
+        self,
+        uid: str,
+        labels: Sequence[str] | None = None,
+        direction: Direction = "both",
+        depth: int = 1,
+        limit: int = 50,
+    ) -> RelatedResult:
+        """Neighbours of ``uid`` within ``depth`` hops, each with the path that reached it."""
+        return graph_tools.get_related(self.snapshot.graph, uid, labels, direction, depth, limit)
+
+    def learning_path(self, target: str) -> LearningPath:
+        """Prerequisites first, for a node uid, a skill or a role."""
+        return graph_tools.get_learning_path(self.snapshot.graph, target)
+
+    def resolve_xref(self, ref: str, *, base: str | None = None, limit: int = 5) -> XrefResult:
+        """The node(s) a reference names (uid, path, URL, ``page#anchor``, alias, title)."""
+        snap = self.snapshot
+        return graph_tools.resolve_xref(
+            snap.graph, ref, aliases=snap.aliases, base=base, limit=limit
+        )
+
+    @staticmethod
+    def _node_props(snap: Snapshot) -> Callable[[int], Mapping[str, Any]]:
+        exact = [d for d in snap.schema.exact if d != "kind"]
+        graph, nodes = snap.graph, snap.nodes
+
+        def props(gid: int) -> Mapping[str, Any]:
+            nid = nodes.nid_of.get(graph.uid(gid))
+            if nid is None:
+                return {}
+            node = nodes.node(nid)
+            return {d: node.dims[d] for d in exact if d in node.dims}
+
+        return props
 
     def roots(self) -> list[RootInfo]:
         return self.store.list_roots()

@@ -20,7 +20,7 @@ from cogitave.store.graph import GraphSegment
 from tests.graph._graphs import random_nodes
 
 TIMEOUT_MS = 40
-SLACK_S = 0.25
+SLACK_S = 0.75  # generous for a loaded 2-core CI box: unbounded work would take far longer
 PARAMS: dict[str, Any] = {"p": 1, "u": "n000001", "l": [1, "a", None], "s": "x", "n": 3}
 FUZZ = settings(
     max_examples=250,

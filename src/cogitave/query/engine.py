@@ -1,31 +1,45 @@
 """The engine: (snapshot, request) -> response. The one ranking every surface reads.
 
-Stages are pure functions of the snapshot and the request, so a shard could run them:
-``lenses -> RRF -> results + diagnostics``. The planner (rewrite, route, Prism, coherence,
-boost) and the graph rerank slot in between as they land; a surface never ranks anything.
+``planned`` (the default mode) runs the whole read path::
+
+    request -> rewrite -> route -> Prism -> lenses -> RRF (k=60) -> coherence gate
+            -> residual boost -> graph rerank -> results + diagnostics
+
+``hybrid`` (RRF of whole-query BM25 and whole-query dense), ``bm25`` and ``dense`` run the
+plain legs, for evaluation and comparison. Every stage is a pure function of the snapshot and
+the request, so a shard could run it. Diagnostics are always on: they are cheap.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import tantivy
 
+from cogitave.config import Settings
 from cogitave.errors import QueryError
 from cogitave.expand import analysis
 from cogitave.expand.embed import CachedQueryEncoder, load_encoder
+from cogitave.expand.lexicon import lexicon_from_config
 from cogitave.nodes import Node
+from cogitave.query.boost import residual_boost
+from cogitave.query.coherence import gate
 from cogitave.query.fuse import RRF_K, rrf
 from cogitave.query.lens import LensResult
+from cogitave.query.prism import Prism, plan
+from cogitave.query.rerank import graph_rerank
 from cogitave.query.types import Hit, SearchRequest, SearchResponse
+from cogitave.schema import WHOLE
 from cogitave.store.lexical import ALL_FIELD, field_name
 from cogitave.store.snapshot import Snapshot
 
 BM25_DEPTH = 100
+EXACT_DEPTH = 1000
 SNIPPET_CHARS = 240
-
 
 _QUERY_ENCODERS: dict[str, CachedQueryEncoder] = {}
 
@@ -43,12 +57,17 @@ class Engine:
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.snap = snapshot
+        self.settings = Settings.from_dict(snapshot.manifest.get("settings"))
 
     def systems(self) -> tuple[str, ...]:
         """The modes this snapshot can run (dense modes need stored vectors)."""
-        if self.snap.vectors:
-            return ("bm25", "dense", "hybrid")
-        return ("bm25",)
+        if WHOLE in self.snap.vectors:
+            return ("bm25", "dense", "hybrid", "planned")
+        return ("bm25", "planned")
+
+    @property
+    def has_dense(self) -> bool:
+        return WHOLE in self.snap.vectors
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Query embeddings through the process-wide LRU cache (one batched call for misses)."""
@@ -57,24 +76,60 @@ class Engine:
             raise QueryError("this collection has no encoder, so no dense search")
         return query_encoder(name).encode_queries(texts)
 
-    def dense_lens(self, dim: str, q: np.ndarray, depth: int, name: str) -> LensResult:
-        t0 = time.perf_counter()
-        nids, sims = self.snap.vectors[dim].search(q, depth)
-        return LensResult(
-            name, "dense", nids, sims, depth=depth, ms=(time.perf_counter() - t0) * 1e3
-        )
-
     # -- lenses -----------------------------------------------------------------------------
     def bm25_lens(
-        self, field: str, terms: list[str], depth: int, req: SearchRequest, name: str
+        self, name: str, field: str, stems: Sequence[str], depth: int, req: SearchRequest
     ) -> LensResult:
         t0 = time.perf_counter()
         lex = self.snap.lexical
-        nids, scores = lex.search(lex.query(field, terms, filters=req.filters), depth)
+        nids, scores = lex.search(lex.query(field, stems, filters=req.filters), depth)
+        return LensResult(name, "bm25", nids, scores, depth=depth, ms=_ms(t0))
+
+    def dense_lens(
+        self,
+        name: str,
+        dim: str,
+        q: np.ndarray,
+        depth: int,
+        *,
+        weight: float = 1.0,
+        kind: str = "dense",
+    ) -> LensResult:
+        t0 = time.perf_counter()
+        nids, sims = self.snap.vectors[dim].search(q, depth)
+        return LensResult(name, kind, nids, sims, depth=depth, ms=_ms(t0), weight=weight)  # type: ignore[arg-type]
+
+    def exact_lens(
+        self, name: str, dim: str, stems: Sequence[str], among: np.ndarray | None
+    ) -> LensResult:
+        """Binary match on an exact dimension's values and tails: every match ties at rank 1.
+        With other candidates present it only marks those (it never floods the pool)."""
+        t0 = time.perf_counter()
+        lex = self.snap.lexical
+        q = lex.query(f"t_{dim}", stems)
+        if among is not None:
+            q = tantivy.Query.boolean_query(
+                [
+                    (
+                        tantivy.Occur.Must,
+                        tantivy.Query.term_set_query(lex.tschema, "nid", among.tolist()),
+                    ),
+                    (tantivy.Occur.Must, q),
+                ]
+            )
+        nids = lex.matching(q, EXACT_DEPTH)
+        nids = np.asarray(sorted(nids.tolist(), key=self.snap.uid_of), np.uint64)
         return LensResult(
-            name, "bm25", nids, scores, depth=depth, ms=(time.perf_counter() - t0) * 1e3
+            name,
+            "exact",
+            nids,
+            np.ones(len(nids), np.float32),
+            depth=EXACT_DEPTH,
+            ms=_ms(t0),
+            info={"tied": True},
         )
 
+    # -- validation -------------------------------------------------------------------------
     def _check_request(self, req: SearchRequest) -> None:
         schema = self.snap.schema
         for d in req.dimensions or ():
@@ -82,64 +137,223 @@ class Engine:
         for d in req.filters:
             if schema[d].type != "exact":
                 raise QueryError(f"filter {d!r}: filters apply to exact dimensions only")
+        if req.mode not in self.systems():
+            raise QueryError(
+                f"mode {req.mode!r} needs dense vectors, which this collection does not have; "
+                f"available: {', '.join(self.systems())}"
+            )
 
     # -- search -----------------------------------------------------------------------------
     def search(self, req: SearchRequest) -> SearchResponse:
         t0 = time.perf_counter()
         self._check_request(req)
-        if req.mode not in ("planned", *self.systems()):
-            raise QueryError(
-                f"mode {req.mode!r} needs dense vectors, which this collection does not have; "
-                f"available: {', '.join(self.systems())}"
-            )
-        terms = analysis.stems(req.query)
-        depth = max(BM25_DEPTH, req.offset + req.limit)
-        mode = req.mode if req.mode != "planned" else self.systems()[-1]
-        lenses: list[LensResult] = []
-        if terms and mode in ("bm25", "hybrid"):
-            if req.dimensions:
-                for d in req.dimensions:
-                    f = field_name(d, self.snap.schema)
-                    lenses.append(self.bm25_lens(f, terms, depth, req, f"bm25:{d}"))
-            else:
-                lenses.append(self.bm25_lens(ALL_FIELD, terms, depth, req, "bm25"))
-        if mode in ("dense", "hybrid"):
-            q = self.embed([req.query])[0]
-            dims = [d for d in (req.dimensions or self.snap.vectors) if d in self.snap.vectors]
-            for d in dims:
-                lenses.append(self.dense_lens(d, q, depth, f"dense:{d}"))
+        timings: dict[str, float] = {}
+        if req.mode == "planned":
+            prism, lenses, dense_q = self._planned_lenses(req, timings)
+        else:
+            prism, lenses, dense_q = None, self._plain_lenses(req), {}
+        t = time.perf_counter()
         fused = rrf(lenses, self.snap.uid_of)
+        nids, scores = fused.nids, fused.scores
+        nids, scores, filt = self._filter(req, prism, nids, scores)
+        timings["fuse"] = _ms(t)
+        diag: dict[str, Any] = {"mode": req.mode, "root": self.snap.root}
+        backfilled = np.zeros(0, np.uint64)
+        if prism is not None:
+            t = time.perf_counter()
+            g = gate(
+                self.snap,
+                prism,
+                nids,
+                scores,
+                dense_q,
+                share=self.settings.coherence.dense_top_share,
+                backfill=req.backfill,
+            )
+            keep = np.isin(nids, g.keep)
+            nids, scores = nids[keep], scores[keep]
+            backfilled = g.backfilled
+            diag["gate"] = g.stats
+            timings["gate"] = _ms(t)
+            t = time.perf_counter()
+            if prism.residual and "__residual__" in dense_q and len(nids):
+                b = residual_boost(
+                    self.snap,
+                    nids,
+                    scores,
+                    dense_q["__residual__"],
+                    [*self.snap.schema.semantic],
+                    self.settings.boost.residual_factor,
+                )
+                nids, scores = b.nids, b.scores
+                diag["boost"] = {**b.info, "phrase": prism.residual_phrase}
+            else:
+                diag["boost"] = {"applied": False, "reason": _no_boost_reason(prism)}
+            timings["boost"] = _ms(t)
+            t = time.perf_counter()
+            if self.settings.rerank.enabled:
+                r = graph_rerank(self.snap, nids, scores)
+                nids, scores = r.nids, r.scores
+                diag["rerank"] = r.info
+            timings["rerank"] = _ms(t)
+        if len(backfilled):
+            start = float(scores[-1]) if len(scores) else 0.0
+            nids = np.concatenate([nids, backfilled])
+            scores = np.concatenate([scores, np.full(len(backfilled), start * 0.5)])
+        t = time.perf_counter()
         page = slice(req.offset, req.offset + req.limit)
-        nids = fused.nids[page]
         qterms = set(analysis.surface(req.query))
+        if prism is not None:
+            qterms |= set(prism.rewritten.tokens)
         results = tuple(
-            self._hit(int(nid), req.offset + i + 1, float(score), fused.ranks[int(nid)], qterms)
-            for i, (nid, score) in enumerate(zip(nids, fused.scores[page], strict=True))
+            self._hit(
+                int(nid),
+                req.offset + i + 1,
+                float(score),
+                fused.ranks.get(int(nid), {}),
+                qterms,
+                backfill=int(nid) in set(backfilled.tolist()),
+            )
+            for i, (nid, score) in enumerate(zip(nids[page], scores[page], strict=True))
         )
-        diagnostics: dict[str, Any] = {
-            "mode": req.mode,
-            "root": self.snap.root,
-            "terms": terms,
-            "lenses": [
-                {
-                    "name": lens.name,
-                    "kind": lens.kind,
-                    "depth": lens.depth,
-                    "hits": len(lens),
-                    "ms": round(lens.ms, 3),
-                }
-                for lens in lenses
-            ],
-            "fusion": {"method": "rrf", "k": RRF_K, "candidates": len(fused.nids)},
-            "total_ms": round((time.perf_counter() - t0) * 1e3, 3),
+        timings["present"] = _ms(t)
+        diag.update(
+            {
+                "plan": prism.to_dict() if prism is not None else None,
+                "lenses": [
+                    {
+                        "name": lens.name,
+                        "kind": lens.kind,
+                        "depth": lens.depth,
+                        "hits": len(lens),
+                        "weight": lens.weight,
+                        "ms": round(lens.ms, 3),
+                    }
+                    for lens in lenses
+                ],
+                "fusion": {"method": "rrf", "k": RRF_K, "candidates": len(fused.nids)},
+                "filters": filt,
+                "total_hits": len(nids),
+                "timings_ms": {k: round(v, 3) for k, v in timings.items()},
+                "total_ms": _ms(t0),
+            }
+        )
+        return SearchResponse(results=results, root=self.snap.root, diagnostics=diag)
+
+    def _plain_lenses(self, req: SearchRequest) -> list[LensResult]:
+        stems = analysis.stems(req.query)
+        depth = max(BM25_DEPTH, req.offset + req.limit)
+        lenses: list[LensResult] = []
+        dims = req.dimensions
+        if req.mode in ("bm25", "hybrid") and stems:
+            if dims:
+                for d in dims:
+                    lenses.append(
+                        self.bm25_lens(
+                            f"bm25:{d}", field_name(d, self.snap.schema), stems, depth, req
+                        )
+                    )
+            else:
+                lenses.append(self.bm25_lens("bm25", ALL_FIELD, stems, depth, req))
+        if req.mode in ("dense", "hybrid"):
+            q = self.embed([req.query])[0]
+            for d in [d for d in dims if d in self.snap.vectors] if dims else [WHOLE]:
+                lenses.append(self.dense_lens("dense" if d == WHOLE else f"dense:{d}", d, q, depth))
+        return lenses
+
+    def _planned_lenses(
+        self, req: SearchRequest, timings: dict[str, float]
+    ) -> tuple[Prism, list[LensResult], dict[str, np.ndarray]]:
+        t = time.perf_counter()
+        lexicon = lexicon_from_config(self.settings.lexicon)
+        prism = plan(req, self.snap, self.settings, lexicon, self.embed if self.has_dense else None)
+        timings["plan"] = _ms(t)
+        t = time.perf_counter()
+        dense_q: dict[str, np.ndarray] = {}
+        if self.has_dense:
+            texts = {"__whole__": prism.whole_text or req.query}
+            for p in prism.dims:
+                if p.type == "semantic" and p.dim in self.snap.vectors:
+                    texts[p.dim] = p.text
+            if prism.residual:
+                texts["__residual__"] = prism.residual_phrase
+            keys = list(texts)
+            mat = self.embed([texts[k] for k in keys])  # one batched encoder call
+            dense_q = dict(zip(keys, mat, strict=True))
+        timings["embed"] = _ms(t)
+        t = time.perf_counter()
+        lenses: list[LensResult] = []
+        depth = prism.anchor_depth
+        if prism.whole_stems:
+            lenses.append(self.bm25_lens("bm25", ALL_FIELD, prism.whole_stems, depth, req))
+        if self.has_dense:
+            lenses.append(self.dense_lens("dense", WHOLE, dense_q["__whole__"], depth))
+        for p in prism.dims:
+            if p.type == "semantic":
+                lenses.append(
+                    self.bm25_lens(f"bm25:{p.dim}", f"s_{p.dim}", p.stems, p.bm25_depth, req)
+                )
+                if p.dim in dense_q:
+                    lenses.append(
+                        self.dense_lens(f"dense:{p.dim}", p.dim, dense_q[p.dim], p.dense_depth)
+                    )
+        for c in prism.channels:
+            lenses.append(
+                self.dense_lens(
+                    f"channel:{c.dim}",
+                    c.dim,
+                    dense_q["__whole__"],
+                    depth,
+                    weight=c.weight,
+                    kind="channel",
+                )
+            )
+        pool = np.unique(np.concatenate([lens.nids for lens in lenses])) if lenses else None
+        for p in prism.dims:
+            if p.type == "exact":
+                among = pool if pool is not None and len(pool) else None
+                lenses.append(self.exact_lens(f"exact:{p.dim}", p.dim, p.stems, among))
+        timings["lenses"] = _ms(t)
+        return prism, lenses, dense_q
+
+    def _filter(
+        self, req: SearchRequest, prism: Prism | None, nids: np.ndarray, scores: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+        """Exact filters (for the dense legs, which cannot filter) and ``-term`` exclusions."""
+        excluded = prism.excluded_stems if prism is not None else ()
+        if not len(nids) or (not req.filters and not excluded):
+            return nids, scores, {}
+        lex = self.snap.lexical
+        ts = lex.tschema
+        subs = [(tantivy.Occur.Must, tantivy.Query.term_set_query(ts, "nid", nids.tolist()))]
+        for dim, values in req.filters.items():
+            vals = [v.strip().casefold() for v in values]
+            subs.append((tantivy.Occur.Must, tantivy.Query.term_set_query(ts, f"x_{dim}", vals)))
+        for s in excluded:
+            subs.append((tantivy.Occur.MustNot, tantivy.Query.term_query(ts, ALL_FIELD, s)))
+        ok = np.isin(nids, lex.matching(tantivy.Query.boolean_query(subs), len(nids)))
+        info = {
+            "filters": dict(req.filters),
+            "excluded": list(excluded),
+            "removed": int((~ok).sum()),
         }
-        return SearchResponse(results=results, root=self.snap.root, diagnostics=diagnostics)
+        return nids[ok], scores[ok], info
 
     # -- presentation -----------------------------------------------------------------------
     def _hit(
-        self, nid: int, rank: int, score: float, ranks: dict[str, int], qterms: set[str]
+        self,
+        nid: int,
+        rank: int,
+        score: float,
+        ranks: Mapping[str, int],
+        qterms: set[str],
+        *,
+        backfill: bool = False,
     ) -> Hit:
         node = self.snap.nodes.node(nid)
+        lenses = dict(ranks)
+        if backfill:
+            lenses["backfill"] = 1
         return Hit(
             uid=node.uid,
             rank=rank,
@@ -147,8 +361,21 @@ class Engine:
             kind=node.kind,
             title=title_of(node, self.snap.schema.semantic),
             snippet=snippet(node, self.snap.schema.semantic, qterms),
-            lenses=dict(ranks),
+            lenses=lenses,
         )
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1e3, 3)
+
+
+def _no_boost_reason(prism: Prism) -> str:
+    if prism.negations:
+        return "negation markers disable the boost"
+    n = len(prism.rewritten.known_zero_hit)
+    if n < 2:
+        return f"{n} dropped real-word term(s); the boost needs at least 2"
+    return "no routed core"
 
 
 def title_of(node: Node, semantic: list[str]) -> str:

@@ -33,7 +33,9 @@ def rrf(lenses: Sequence[LensResult], uid_of: Callable[[int], str], k: int = RRF
     scores: dict[int, float] = {}
     ranks: dict[int, dict[str, int]] = {}
     for lens in lenses:
+        tied = bool(lens.info.get("tied"))  # a binary lens: every match shares rank 1
         for i, nid in enumerate(lens.nids.tolist(), 1):
+            i = 1 if tied else i
             scores[nid] = scores.get(nid, 0.0) + lens.weight / (k + i)
             ranks.setdefault(nid, {})[lens.name] = i
     order = sorted(scores, key=lambda n: (-scores[n], uid_of(n)))

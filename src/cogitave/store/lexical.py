@@ -182,11 +182,17 @@ class LexicalReader:
         """A BM25 query over ``field`` for analysed ``terms`` (OR, or AND if ``require_all``),
         restricted by exact ``filters`` (dimension -> allowed casefolded values)."""
         occur = tantivy.Occur.Must if require_all else tantivy.Occur.Should
-        subs = [
-            (occur, tantivy.Query.term_query(self.tschema, field, t)) for t in dict.fromkeys(terms)
-        ]
-        for dim, values in (filters or {}).items():
-            allowed = tantivy.Query.term_set_query(self.tschema, f"x_{dim}", list(values))
+        ts = self.tschema
+        terms_q = tantivy.Query.boolean_query(
+            [(occur, tantivy.Query.term_query(ts, field, t)) for t in dict.fromkeys(terms)]
+        )
+        if not filters:
+            return terms_q
+        # The terms must stay required: beside a Must filter, Should clauses become optional.
+        subs = [(tantivy.Occur.Must, terms_q)]
+        for dim, values in filters.items():
+            vals = [str(v).strip().casefold() for v in values]
+            allowed = tantivy.Query.term_set_query(ts, f"x_{dim}", vals)
             subs.append((tantivy.Occur.Must, tantivy.Query.const_score_query(allowed, 0.0)))
         return tantivy.Query.boolean_query(subs)
 

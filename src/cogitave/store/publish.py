@@ -15,18 +15,22 @@ The write path, in order (a crash at any step leaves HEAD on the previous, whole
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from cogitave.config import Settings
 from cogitave.errors import EncoderError, SchemaError
 from cogitave.expand.embed import Encoder, load_encoder
 from cogitave.expand.stats import CorpusStats, StatsBuilder
 from cogitave.ingest.records import check_against
 from cogitave.nodes import Node
-from cogitave.schema import Schema
+from cogitave.schema import WHOLE, Schema
+from cogitave.store.graph import GraphSegment, write_graph_segment
+from cogitave.store.graph import apply as apply_graph
 from cogitave.store.lexical import LexicalWriter
 from cogitave.store.nodes import NodeTable, write_node_segment
 from cogitave.store.roots import DEFAULT_RETENTION, RootStore
@@ -40,10 +44,13 @@ def _noop(stage: str, done: int, total: int) -> None:
     return None
 
 
-def empty_manifest(schema: Schema, encoder: Encoder | None = None) -> dict[str, Any]:
-    """The first root of a collection: its schema, its encoder (or none), no nodes."""
+def empty_manifest(
+    schema: Schema, encoder: Encoder | None = None, settings: Settings | None = None
+) -> dict[str, Any]:
+    """The first root of a collection: its schema, encoder (or none), settings, no nodes."""
     return {
         "parent": None,
+        "settings": (settings or Settings()).to_dict(),
         "encoder": {"name": encoder.name, "dim": encoder.dim} if encoder else None,
         "vectors": {},
         "schema": schema.to_dict(),
@@ -120,6 +127,7 @@ def publish(
         alive[killed.astype(np.int64)] = False
         alive[nids.astype(np.int64)] = True
         vectors = _embed(store, schema, base, adds, nids, alive, progress)
+        graph_entry = _graph(store, base, adds, [table.uid_of[int(n)] for n in killed])
 
         manifest: dict[str, Any] = {
             **base,
@@ -130,12 +138,14 @@ def publish(
             "stats_obj": store.put_bytes(stats.to_bytes()),
             "next_nid": next_nid + len(adds),
             "vectors": vectors,
+            "graph": graph_entry,
         }
         manifest.pop("created", None)
         manifest.pop("format", None)
         manifest["counts"] = {
             **manifest.get("counts", {}),
             "nodes": table.live_count - len(killed) + len(adds),
+            "edges": graph_entry["edges"],
         }
         manifest["counts"]["vector_rows"] = {
             d: sum(e["count"] for e in v) for d, v in vectors.items()
@@ -167,23 +177,63 @@ def _embed(
             f"{spec['dim']}-d"
         )
     texts: dict[str, tuple[np.ndarray, list[str]]] = {}
-    for dim in schema.semantic:
-        rows = [(nid, n.text(dim)) for nid, n in zip(nids.tolist(), adds, strict=True)]
+    for dim in (*schema.semantic, WHOLE):
+        rows = [
+            (nid, whole_text(n, schema) if dim == WHOLE else n.text(dim))
+            for nid, n in zip(nids.tolist(), adds, strict=True)
+        ]
         rows = [(nid, t) for nid, t in rows if t.strip()]
         texts[dim] = (np.asarray([r[0] for r in rows], np.uint64), [r[1] for r in rows])
-    total = sum(len(t) for _, t in texts.values())
+    # One encoder pass over the distinct texts: a node with one semantic dimension has the
+    # same text in it and in the whole-node vector, and it is encoded once.
+    distinct = list(dict.fromkeys(t for _, items in texts.values() for t in items))
+    total = len(distinct)
     done = 0
 
-    def encode(dim: str, items: list[str]) -> np.ndarray:
+    def step(k: int) -> None:
         nonlocal done
-
-        def step(k: int) -> None:
-            nonlocal done
-            done += k
-            progress("embed", done, total)
-
-        return encoder.encode(items, progress=step)
+        done += k
+        progress("embed", done, total)
 
     if total:
         progress("embed", 0, total)
+    matrix = encoder.encode(distinct, progress=step) if total else np.zeros((0, encoder.dim))
+    row_of = {t: i for i, t in enumerate(distinct)}
+
+    def encode(dim: str, items: list[str]) -> np.ndarray:
+        return matrix[[row_of[t] for t in items]]
+
     return write_vectors(store, base.get("vectors", {}), texts, encode, alive)
+
+
+def _graph(
+    store: RootStore, base: dict[str, Any], adds: Sequence[Node], removed: Sequence[str]
+) -> dict[str, Any]:
+    """The property graph segment after this publish, plus the alias table (alias or
+    redirect path -> uid) that ``resolve_xref`` reads."""
+    entry = base.get("graph")
+    if entry and not adds and not removed:
+        return dict(entry)
+    prev = GraphSegment.open(store, entry["graph_obj"]) if entry else None
+    graph = apply_graph(prev, adds, set(removed), titles=None)
+    aliases: dict[str, str] = (
+        json.loads(store.get_bytes(entry["aliases_obj"]))
+        if entry and entry.get("aliases_obj")
+        else {}
+    )
+    gone = set(removed) | {n.uid for n in adds}
+    aliases = {a: u for a, u in aliases.items() if u not in gone}
+    for n in adds:
+        for alias in n.meta.get("aliases", ()) if isinstance(n.meta, dict) else ():
+            if isinstance(alias, str) and alias:
+                aliases[alias] = n.uid
+    out = write_graph_segment(store, graph)
+    out["aliases_obj"] = store.put_bytes(
+        json.dumps(aliases, sort_keys=True, ensure_ascii=False).encode()
+    )
+    return out
+
+
+def whole_text(node: Node, schema: Schema) -> str:
+    """All semantic text of a node, in schema order (what the ``_all`` vector embeds)."""
+    return "\n".join(t for d in schema.semantic if (t := node.text(d).strip()))

@@ -7,12 +7,14 @@ never touches the files of this one.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from cogitave.expand.stats import CorpusStats
 from cogitave.schema import Schema
+from cogitave.store.graph import GraphSegment
 from cogitave.store.lexical import LexicalReader
 from cogitave.store.nodes import NodeTable
 from cogitave.store.roots import RootStore
@@ -58,6 +60,21 @@ class Snapshot:
             for d, entries in self.manifest.get("vectors", {}).items()
             if entries
         }
+
+    @cached_property
+    def graph(self) -> GraphSegment:
+        """The property graph of the root (an empty one before the first publish)."""
+        entry = self.manifest.get("graph")
+        if not entry:
+            return GraphSegment.build([])
+        return GraphSegment.open(self.store, entry["graph_obj"])
+
+    @cached_property
+    def aliases(self) -> dict[str, str]:
+        """Alias / redirect path -> uid, for ``resolve_xref``."""
+        entry = self.manifest.get("graph") or {}
+        obj = entry.get("aliases_obj")
+        return json.loads(self.store.get_bytes(obj)) if obj else {}
 
     @property
     def encoder_name(self) -> str | None:

@@ -262,6 +262,8 @@ def demo(
     from cogitave.query.types import SearchRequest
 
     docs = docs or project_docs()
+    if (docs.parent / "mkdocs.yml").is_file() and docs.name == "docs":
+        docs = docs.parent / "mkdocs.yml"  # the nav gives reading order and sections
     collection = collection or Path.cwd() / ".cogitave" / "demo"
     if Collection.exists(collection):
         shutil.rmtree(collection)
@@ -275,6 +277,38 @@ def demo(
         out.rule(f"[bold]{q}")
         print_results(col.search(SearchRequest(query=q, limit=3)))
     out.print(f'\nsearch it yourself:  cogitave search --collection {collection} "your words"')
+
+
+@app.command()
+def serve(
+    collection: CollectionOpt,
+    host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            envvar="COGITAVE_API_KEY", help="Require 'Authorization: Bearer KEY' (not /health)."
+        ),
+    ] = None,
+) -> None:
+    """Serve REST, GraphQL (/graphql) and MCP (/mcp) over HTTP for one collection."""
+    from cogitave.collection import Collection
+    from cogitave.surfaces import http
+
+    col = Collection.open(collection)
+    if host not in http.LOOPBACK and not api_key:
+        err.print(f"warning: listening on {host} without an API key", markup=False)
+    err.print(f"serving {collection} (root {col.root[:12]}) on http://{host}:{port}", markup=False)
+    http.serve(col, host=host, port=port, api_key=api_key)
+
+
+@app.command("mcp")
+def mcp_(collection: CollectionOpt) -> None:
+    """Serve the MCP tools over stdio (for an MCP client to launch)."""
+    from cogitave.collection import Collection
+    from cogitave.surfaces.mcp import run_stdio
+
+    run_stdio(Collection.open(collection))
 
 
 def available_systems(col: Any) -> list[str]:

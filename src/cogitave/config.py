@@ -1,0 +1,108 @@
+"""Typed, frozen settings of a collection, stored in every root and loadable from TOML.
+
+Every tunable constant of the planner lives here under a name, with its default and the reason
+for it; nothing reads a string-keyed dict. A settings file looks like::
+
+    lexicon = "default"            # real-word gate: default | wordfreq[:zipf] | conceptnet:PATH
+                                   # | system[:PATH] | none
+
+    [routing]
+    learned_enabled = false        # the learned per-field router ships disabled
+    df_guard = 0.6667              # df above this share of a dimension's points: no signal
+    fallback_min_sim = 0.30        # embedding fallback routes only above this top-1 cosine
+
+    [coherence]
+    dense_top_share = 0.15         # "sits in the dimension's dense top-15%"
+
+    [boost]
+    residual_factor = 4.0          # rrf * (1 + factor * sim_norm)
+    min_known_terms = 2            # a dropped real-word phrase has at least this many terms
+
+    [rerank]
+    enabled = true
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from cogitave.errors import SchemaError
+
+
+@dataclass(frozen=True)
+class Routing:
+    learned_enabled: bool = False
+    df_guard: float = 2.0 / 3.0
+    fallback_min_sim: float = 0.30
+
+
+@dataclass(frozen=True)
+class Coherence:
+    dense_top_share: float = 0.15
+
+
+@dataclass(frozen=True)
+class Boost:
+    residual_factor: float = 4.0
+    min_known_terms: int = 2
+
+
+@dataclass(frozen=True)
+class Rerank:
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class Settings:
+    lexicon: str = "default"
+    routing: Routing = field(default_factory=Routing)
+    coherence: Coherence = field(default_factory=Coherence)
+    boost: Boost = field(default_factory=Boost)
+    rerank: Rerank = field(default_factory=Rerank)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None, *, source: str = "settings") -> Settings:
+        """Build from a mapping; unknown keys and wrong types are errors naming the key."""
+        data = dict(data or {})
+        kw: dict[str, Any] = {}
+        sections = {"routing": Routing, "coherence": Coherence, "boost": Boost, "rerank": Rerank}
+        for key, value in data.items():
+            if key == "lexicon":
+                if not isinstance(value, str):
+                    raise SchemaError(f"{source}: lexicon must be a string")
+                kw[key] = value
+            elif key in sections:
+                kw[key] = _section(sections[key], value, f"{source}: [{key}]")
+            else:
+                raise SchemaError(f"{source}: unknown setting {key!r}")
+        return cls(**kw)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Settings:
+        p = Path(path)
+        try:
+            return cls.from_dict(tomllib.loads(p.read_text(encoding="utf-8")), source=str(p))
+        except FileNotFoundError as e:
+            raise SchemaError(f"settings file not found: {p}") from e
+        except tomllib.TOMLDecodeError as e:
+            raise SchemaError(f"{p}: not valid TOML: {e}") from e
+
+
+def _section(cls: type, value: Any, where: str) -> Any:
+    if not isinstance(value, Mapping):
+        raise SchemaError(f"{where} must be a table")
+    types = {f.name: f.type for f in fields(cls)}
+    for k, v in value.items():
+        if k not in types:
+            raise SchemaError(f"{where}: unknown key {k!r}; known: {', '.join(types)}")
+        want = {"bool": bool, "float": (int, float), "int": int}[str(types[k])]
+        if isinstance(v, bool) != (want is bool) or not isinstance(v, want):
+            raise SchemaError(f"{where}: {k} must be {types[k]}")
+    return cls(**value)

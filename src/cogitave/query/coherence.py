@@ -1,0 +1,141 @@
+"""Cross-dimension coherence: after RRF, keep candidates coherent across the touched dimensions.
+
+A candidate **passes** a routed dimension ``d`` when
+
+- it matches one of ``d``'s routed terms by BM25 in ``d`` (an exact test over the candidate
+  set, not "was in the lens's top-k"), or in another *home* of that term (a term with several
+  dimension homes is forgiven across its homes), or
+- ``d`` is semantic and the candidate's stored ``d`` vector is in ``d``'s dense top-15% for the
+  query's ``d`` text. Exactly: the candidate's cosine is at least the 85th percentile of the
+  cosines over a seeded uniform sample (up to 2,048) of ``d``'s vectors. The diagnostics say
+  ``dense_top: "sample"`` and give the threshold.
+
+With ``n`` routed dimensions:
+
+- ``n <= 1``: nothing to be coherent across; every candidate passes;
+- ``n == 2``: strict AND; if that leaves no candidate, relax to N-1 (one dimension may fail);
+- ``n >= 3``: N-1; an emphatic dimension (``dim:term``, ``+term``, a quoted phrase, a
+  repeated word) can never be the one that fails.
+
+``backfill`` (off by default) pads the tail with rejected candidates ordered by evidence (the
+number of dimensions passed, then RRF score). Zero survivors stay zero, backfill or not: the
+precision contract holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import tantivy
+
+from cogitave.query.prism import DimPlan, Prism
+from cogitave.store.lexical import field_name
+from cogitave.store.snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """Survivors (in fused order), backfilled rejects, and the gate's numbers."""
+
+    keep: np.ndarray
+    backfilled: np.ndarray
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def bm25_evidence(
+    snap: Snapshot, p: DimPlan, homes: Mapping[str, Sequence[str]], cands: np.ndarray
+) -> np.ndarray:
+    """Bool mask over ``cands``: matches a routed term of ``p`` in ``p.dim`` or its homes."""
+    lex = snap.lexical
+    schema = snap.schema
+    subs = []
+    for term, stem in zip(p.terms, p.stems, strict=True):
+        for d in dict.fromkeys((p.dim, *homes.get(term, ()))):
+            subs.append(
+                (
+                    tantivy.Occur.Should,
+                    tantivy.Query.term_query(lex.tschema, field_name(d, schema), stem),
+                )
+            )
+    if not subs or not len(cands):
+        return np.zeros(len(cands), bool)
+    among = tantivy.Query.term_set_query(lex.tschema, "nid", cands.tolist())
+    q = tantivy.Query.boolean_query(
+        [(tantivy.Occur.Must, among), (tantivy.Occur.Must, tantivy.Query.boolean_query(subs))]
+    )
+    hit = lex.matching(q, len(cands))
+    return np.isin(cands, hit)
+
+
+def dense_evidence(
+    snap: Snapshot, dim: str, q: np.ndarray, cands: np.ndarray, share: float
+) -> tuple[np.ndarray, float]:
+    """Bool mask over ``cands``: stored ``dim`` vector in the dimension's dense top ``share``;
+    also the similarity threshold used."""
+    vec = snap.vectors.get(dim)
+    if vec is None or not vec.count:
+        return np.zeros(len(cands), bool), float("nan")
+    sample = vec.sample()
+    threshold = float(np.quantile(sample @ q, 1.0 - share)) if len(sample) else float("inf")
+    mat, has = vec.vectors_of(cands.tolist())
+    return has & (mat @ q >= threshold), threshold
+
+
+def gate(
+    snap: Snapshot,
+    prism: Prism,
+    cands: np.ndarray,
+    rrf_scores: np.ndarray,
+    dense_q: Mapping[str, np.ndarray],
+    *,
+    share: float,
+    backfill: bool,
+) -> GateResult:
+    """Apply the coherence rules to the fused candidates ``cands`` (best first)."""
+    dims = prism.dims
+    n = len(dims)
+    if n <= 1 or not len(cands):
+        return GateResult(cands, np.zeros(0, np.uint64), {"routed": n, "rule": "none"})
+    passed = np.zeros((n, len(cands)), bool)
+    thresholds: dict[str, float] = {}
+    for i, p in enumerate(dims):
+        passed[i] = bm25_evidence(snap, p, prism.homes, cands)
+        if p.type == "semantic" and p.dim in dense_q:
+            dense, thr = dense_evidence(snap, p.dim, dense_q[p.dim], cands, share)
+            passed[i] |= dense
+            thresholds[p.dim] = round(thr, 4)
+    emphatic = np.array([p.emphatic for p in dims])
+    count = passed.sum(axis=0)
+    emph_ok = passed[emphatic].all(axis=0) if emphatic.any() else np.ones(len(cands), bool)
+    relaxed = False
+    if n == 2:
+        ok = count == n
+        if not ok.any():
+            ok = (count >= n - 1) & emph_ok
+            relaxed = True
+        rule = "strict_and"
+    else:
+        ok = (count >= n - 1) & emph_ok
+        rule = "n_minus_1"
+    keep = cands[ok]
+    back = np.zeros(0, np.uint64)
+    if backfill and ok.any():
+        rej = np.flatnonzero(~ok)
+        order = rej[np.lexsort((-rrf_scores[rej], -count[rej]))]
+        back = cands[order]
+    stats = {
+        "routed": n,
+        "rule": rule,
+        "relaxed": relaxed,
+        "candidates": len(cands),
+        "passed": int(ok.sum()),
+        "rejected": int((~ok).sum()),
+        "backfilled": len(back),
+        "per_dimension": {p.dim: int(passed[i].sum()) for i, p in enumerate(dims)},
+        "dense_top": "sample",
+        "dense_threshold": thresholds,
+    }
+    return GateResult(keep, back, stats)

@@ -1,0 +1,118 @@
+"""Query text -> terms with their markers (emphasis, explicit dimension, negation).
+
+The spec leaves the request's syntax open; this is the small, documented set:
+
+- ``dim:term`` or ``dim:"a phrase"``: route to dimension ``dim`` (when ``dim`` is a dimension of
+  the collection; otherwise the text is an ordinary word). Emphatic.
+- ``+term``: emphatic: its dimension can never be the one the coherence gate forgives.
+- ``"a quoted phrase"``: emphatic, every word of it.
+- a word repeated in the query (``boots boots``) is emphatic.
+- ``-term``: excluded: nodes containing it are removed (BM25 must-not on every dimension).
+- negation words (``not``, ``no``, ``without``, ``except``, ``excluding``, ``minus``, ``non``):
+  the word after one is *negated*: it is not routed and not searched for. Negation is also a
+  marker that disables the residual boost (the spec's rule). A negation word never excludes
+  nodes by itself: ``patients without diabetes`` must still find papers that mention diabetes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from cogitave.expand import analysis
+
+NEGATION_WORDS = frozenset({"not", "no", "without", "except", "excluding", "minus", "non"})
+_PIECE = re.compile(
+    r'(?P<sign>[+-])?(?:(?P<dim>[A-Za-z_][A-Za-z0-9_]*):)?(?:"(?P<phrase>[^"]*)"?|(?P<word>[^\s"]+))'
+)
+
+
+@dataclass(frozen=True)
+class QueryTerm:
+    """One surface token of the query and what the syntax said about it."""
+
+    text: str
+    position: int
+    dim: str | None = None
+    emphatic: bool = False
+    negated: bool = False
+    excluded: bool = False
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    terms: tuple[QueryTerm, ...]
+    negation_markers: tuple[str, ...]
+    plain: str  # the query without syntax, for the whole-query embedding
+
+    @property
+    def positive(self) -> tuple[QueryTerm, ...]:
+        """Terms to search for: neither negated nor excluded."""
+        return tuple(t for t in self.terms if not (t.negated or t.excluded))
+
+    @property
+    def excluded(self) -> tuple[str, ...]:
+        return tuple(t.text for t in self.terms if t.excluded)
+
+
+def parse(query: str, dimensions: Collection[str]) -> ParsedQuery:
+    """Split ``query`` into analysed terms with markers."""
+    terms: list[QueryTerm] = []
+    markers: list[str] = []
+    plain: list[str] = []
+    negate_next = False
+    for m in _PIECE.finditer(query):
+        sign, dim, phrase, word = (
+            m.group("sign"),
+            m.group("dim"),
+            m.group("phrase"),
+            m.group("word"),
+        )
+        if dim is not None and dim not in dimensions:
+            # not a dimension: keep "dim:" as part of the text (e.g. "http:" or "note:")
+            word = f"{dim}:{word}" if word is not None else None
+            phrase = phrase if word is None else None
+            dim = None
+        text = phrase if phrase is not None else word or ""
+        toks = analysis.surface(text)
+        if not toks:
+            continue
+        bare = sign is None and dim is None and phrase is None and len(toks) == 1
+        if bare and toks[0] in NEGATION_WORDS:
+            markers.append(toks[0])
+            negate_next = True
+            continue
+        excluded = sign == "-"
+        if excluded:
+            markers.append(f"-{toks[0]}")
+        else:
+            plain.append(text)
+        emphatic = sign == "+" or dim is not None or phrase is not None
+        for i, tok in enumerate(toks):
+            terms.append(
+                QueryTerm(
+                    text=tok,
+                    position=len(terms),
+                    dim=dim,
+                    emphatic=emphatic,
+                    negated=negate_next and i == 0 and not excluded,
+                    excluded=excluded,
+                )
+            )
+        negate_next = False
+    counts = Counter(t.text for t in terms if not (t.negated or t.excluded))
+    out: list[QueryTerm] = []
+    seen: set[str] = set()
+    for t in terms:
+        if t.negated or t.excluded:
+            out.append(t)
+            continue
+        if t.text in seen:  # a repeated word is one emphatic term
+            continue
+        seen.add(t.text)
+        if counts[t.text] > 1 and not t.emphatic:
+            t = QueryTerm(t.text, t.position, t.dim, True, t.negated, t.excluded)
+        out.append(t)
+    return ParsedQuery(tuple(out), tuple(markers), " ".join(plain))

@@ -1,0 +1,98 @@
+"""Planner rules that need the dense legs: top-15% evidence, the residual boost, noise
+channels, the embedding fallback. Run on the catalogue with the real encoder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cogitave import SearchRequest
+from cogitave.config import Routing, Settings
+from cogitave.query.boost import residual_boost
+from cogitave.query.coherence import dense_evidence
+from tests.query import catalogue
+
+
+@pytest.fixture(scope="module")
+def cat(tmp_path_factory):
+    return catalogue.build(
+        tmp_path_factory.mktemp("dense") / "c",
+        encoder="default",
+        settings=Settings(lexicon="default"),
+    )
+
+
+def search(col, q, **kw):
+    return col.search(SearchRequest(query=q, limit=kw.pop("limit", 20), **kw))
+
+
+def test_dense_top_share_threshold_is_the_sample_quantile(cat):
+    snap = cat.snapshot
+    q = cat.engine().embed(["scarlet"])[0]
+    cands = snap.nodes.live_nids()
+    mask, thr = dense_evidence(snap, "colour", q, cands, 0.15)
+    sims = snap.vectors["colour"].sample() @ q
+    assert thr == pytest.approx(float(np.quantile(sims, 0.85)))
+    mat, _ = snap.vectors["colour"].vectors_of(cands.tolist())
+    assert (mask == (mat @ q >= thr)).all()
+    sims_c = mat @ q
+    # the passing set is a top set (ties at the threshold pass together: five "red"s here)
+    assert mask.sum() >= np.ceil(0.15 * len(cands))
+    assert sims_c[mask].min() > sims_c[~mask].max()
+
+
+def test_noise_adds_weighted_whole_query_channels(cat):
+    clean = search(cat, "red boots")
+    assert clean.diagnostics["plan"]["channels"] == []
+    noisy = search(cat, "red boots qzxwv")
+    chans = noisy.diagnostics["plan"]["channels"]
+    assert chans and all(c["weight"] == pytest.approx(1 / 3, abs=1e-3) for c in chans)
+    assert any(lens["kind"] == "channel" for lens in noisy.diagnostics["lenses"])
+
+
+def test_zero_idf_query_routes_by_dense_similarity(cat):
+    res = search(cat, "footwear")  # a real word with no hit anywhere: nothing routes by idf
+    fb = res.diagnostics["plan"]["fallback"]
+    assert fb is not None and fb["top1"]
+    best = max(fb["top1"], key=fb["top1"].get)
+    assert fb["dim"] == (best if fb["top1"][best] >= fb["threshold"] else None)
+
+
+def test_fallback_is_gated_on_the_top_score(tmp_path):
+    strict = catalogue.build(
+        tmp_path / "c",
+        encoder="default",
+        settings=Settings(lexicon="default", routing=Routing(fallback_min_sim=0.99)),
+    )
+    fb = search(strict, "footwear").diagnostics["plan"]["fallback"]
+    assert fb["dim"] is None and fb["threshold"] == 0.99
+
+
+def test_residual_boost_needs_two_known_zero_hit_words_and_no_negation(cat):
+    res = search(cat, "boots for rainy weather")
+    assert res.diagnostics["plan"]["residual"] == "rainy weather"
+    assert res.diagnostics["boost"]["applied"] is True
+    one = search(cat, "boots for rainy")
+    assert one.diagnostics["boost"]["applied"] is False
+    neg = search(cat, "boots not for rainy weather")
+    assert neg.diagnostics["boost"]["applied"] is False
+    assert "negation" in neg.diagnostics["boost"]["reason"]
+
+
+def test_residual_boost_formula(cat):
+    snap = cat.snapshot
+    nids = snap.nodes.live_nids()[:5]
+    scores = np.array([0.05, 0.04, 0.03, 0.02, 0.01])
+    phrase = cat.engine().embed(["wool"])[0]
+    out = residual_boost(snap, nids, scores, phrase, ["material", "title"], 4.0)
+    best = np.max(
+        [
+            np.where(h, m @ phrase, -1)
+            for m, h in (snap.vectors[d].vectors_of(nids.tolist()) for d in ("material", "title"))
+        ],
+        axis=0,
+    )
+    norm = (best - best.min()) / (best.max() - best.min())
+    expect = scores * (1 + 4 * norm)
+    assert np.allclose(np.sort(out.scores)[::-1], np.sort(expect)[::-1])
+    assert out.nids[0] == nids[int(np.argmax(expect))]
