@@ -40,7 +40,7 @@ NODES = [
     page("install-v2", "Setup handbook", "current procedure for a new machine"),
     page("tune-a", "Tuning notes", "tuning the cache size"),
     page("tune-b", "Tuning notes", "tuning the cache size", ("xref", "tune-c")),
-    page("tune-c", "Cache tuning", "cache tuning reference"),
+    page("tune-c", "Cache tuning notes", "cache tuning reference"),
     page("unrelated", "Gardening", "roses and tulips", ("xref", "tune-b")),
 ]
 

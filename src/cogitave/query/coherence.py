@@ -6,8 +6,10 @@ A candidate **passes** a routed dimension ``d`` when
   set, not "was in the lens's top-k"), or in another *home* of that term (a term with several
   dimension homes is forgiven across its homes), or
 - ``d`` is semantic and the candidate's stored ``d`` vector is in ``d``'s dense top-15% for the
-  query's ``d`` text. Exactly: the candidate's cosine is at least the 85th percentile of the
-  cosines over a seeded uniform sample (up to 2,048) of ``d``'s vectors. The diagnostics say
+  query's ``d`` text (or, forgiven across homes, its vector of another semantic home of
+  ``d``'s terms is in that home's top-15% for the same text). Exactly: the candidate's
+  cosine is at least the 85th percentile of the cosines over a seeded uniform sample (up to
+  2,048) of the dimension's vectors. The diagnostics say
   ``dense_top: "sample"`` and give the threshold.
 
 With ``n`` routed dimensions:
@@ -104,9 +106,15 @@ def gate(
     for i, p in enumerate(dims):
         passed[i] = bm25_evidence(snap, p, prism.homes, cands)
         if p.type == "semantic" and p.dim in dense_q:
-            dense, thr = dense_evidence(snap, p.dim, dense_q[p.dim], cands, share)
-            passed[i] |= dense
-            thresholds[p.dim] = round(thr, 4)
+            # forgiveness across homes holds for dense evidence too: the dimension's text may
+            # sit in the dense top share of any semantic home of its terms
+            homes = [h for t in p.terms for h in prism.homes.get(t, ())]
+            for h in dict.fromkeys((p.dim, *homes)):
+                if snap.schema[h].type != "semantic":
+                    continue
+                dense, thr = dense_evidence(snap, h, dense_q[p.dim], cands, share)
+                passed[i] |= dense
+                thresholds[f"{p.dim}@{h}" if h != p.dim else h] = round(thr, 4)
     emphatic = np.array([p.emphatic for p in dims])
     count = passed.sum(axis=0)
     emph_ok = passed[emphatic].all(axis=0) if emphatic.any() else np.ones(len(cands), bool)

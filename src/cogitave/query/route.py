@@ -7,9 +7,14 @@ For a term with stem ``s`` and a dimension ``d`` with ``N_d`` points (nodes with
   whose df exceeds ``routing.df_guard`` (2/3) of ``N_d`` carries no signal in ``d`` and gives
   neither routing nor a coherence constraint there;
 - **IDF**: ``ln(1 + (N_d - df + 0.5) / (df + 0.5))`` (the BM25 idf, per dimension);
-- **semantic-first**: if any home is semantic the term routes to the semantic home with the
-  highest IDF, else to the exact home (reached through its enum tails, e.g. ``elderly -> age``)
-  with the highest IDF. Ties go to schema order.
+- **semantic-first**: if any home is semantic the term routes to a semantic home, else to an
+  exact home (reached through its enum tails, e.g. ``elderly -> age``);
+- **IDF routing**: among those homes, the one where the term has the *lowest* IDF, i.e. the
+  largest share of the dimension's points: where the term is characteristic. A term that is
+  rare in a dimension is usually incidental there (``aircraft`` in a bibliography's journal
+  names, ``laws`` as an author's name), and routing it there splits the query away from where
+  its topic lives; the DF guard is what stops a term too common to carry signal. Measured on
+  Cranfield, routing to the highest IDF instead cost 0.10 nDCG@10. Ties go to schema order.
 - an explicit ``dim:term`` routes to ``dim`` whatever the statistics say.
 
 Function words (the closed class of :data:`~cogitave.expand.lexicon.FUNCTION_WORDS`: ``of``,
@@ -107,5 +112,5 @@ def route_term(
     if not pool:
         reason: RouteReason = "guarded" if guarded else "zero_hit"
         return TermRoute(term, stem, None, reason, (), idfs, tuple(guarded), emphatic)
-    best = max(pool, key=lambda d: (idfs[d], -dims.index(d)))
+    best = min(pool, key=lambda d: (idfs[d], dims.index(d)))
     return TermRoute(term, stem, best, "idf", tuple(pool), idfs, tuple(guarded), emphatic)

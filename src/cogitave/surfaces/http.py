@@ -1,0 +1,320 @@
+"""The HTTP surface: REST, the JSON content API, GraphQL and MCP in one FastAPI app.
+
+===========================  ==============================================================
+``POST /search``             a JSON :class:`SearchRequest` -> ``SearchResponse.to_dict()``
+``GET /nodes/{uid}``         the content API (uids may hold ``/``; escape ``#`` as ``%23``)
+``GET /nodes/{uid}/related`` ``labels`` (comma list), ``direction``, ``depth``, ``limit``
+``GET /learning-path``       ``target``
+``GET /xref``                ``ref`` (``base``, ``limit``)
+``POST /graph/query``        ``{"query": "MATCH ...", "params": {...}}``
+``GET /roots``, ``/health``  the roots; liveness (never behind the API key)
+``/graphql``, ``/mcp``       Strawberry GraphQL; MCP over streamable HTTP
+===========================  ==============================================================
+
+Every error is ``{"error": {"code", "message", "details"?}}`` with the engine error's HTTP
+status; bad request syntax is 400, an oversized body 413, a missing or wrong API key 401.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, ClassVar
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import TypeAdapter
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from cogitave.collection import Collection
+from cogitave.errors import CogitaveError, InputError
+from cogitave.query.types import MAX_LIMIT, SearchRequest
+from cogitave.surfaces import service
+from cogitave.surfaces.graphql import graphql_router
+from cogitave.surfaces.mcp import build_mcp
+
+MCP_PATH = "/mcp"
+OPEN_PATHS = frozenset({"/health"})
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class BodyTooLargeError(CogitaveError):
+    """A request body over the app's ``max_body_bytes``."""
+
+    code = "too_large"
+    http_status = 413
+
+
+class UnauthorizedError(CogitaveError):
+    """A missing or wrong bearer API key."""
+
+    code = "unauthorized"
+    http_status = 401
+
+
+class InternalError(CogitaveError):
+    """An unexpected fault: answered in the common shape, details only in the server log."""
+
+    code = "internal"
+    http_status = 500
+
+
+class UnavailableError(CogitaveError):
+    """A part of the app that is not running (the MCP transport outside the lifespan)."""
+
+    code = "unavailable"
+    http_status = 503
+
+
+class HTTPError(CogitaveError):
+    """A routing error (unknown path, wrong method) in the common error shape."""
+
+    http_status: ClassVar[int] = 400
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.http_status = status  # type: ignore[misc]
+        self.code = {404: "not_found", 405: "method_not_allowed"}.get(status, "http")  # type: ignore[misc]
+
+
+def _error_response(err: CogitaveError) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if err.http_status == 401 else None
+    return JSONResponse(service.error_body(err), status_code=err.http_status, headers=headers)
+
+
+class GuardMiddleware:
+    """Bearer API key on everything but ``/health``; body size cap (413) on every request."""
+
+    def __init__(self, app: ASGIApp, *, api_key: str | None, max_body_bytes: int) -> None:
+        self.app = app
+        self.api_key = api_key.encode() if api_key else None
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or ())
+        if scope["type"] == "websocket":
+            if self.api_key and not self._authorized(headers):
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            await self.app(scope, receive, send)
+            return
+        if self.api_key and scope["path"] not in OPEN_PATHS and not self._authorized(headers):
+            err = UnauthorizedError("missing or wrong API key: send 'Authorization: Bearer KEY'")
+            await _error_response(err)(scope, receive, send)
+            return
+        declared = headers.get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
+            await _error_response(self._too_large())(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_body_bytes:
+                    raise self._too_large()
+            return message
+
+        await self.app(scope, counted, send)
+
+    def _authorized(self, headers: dict[bytes, bytes]) -> bool:
+        scheme, _, token = headers.get(b"authorization", b"").partition(b" ")
+        return (
+            scheme.lower() == b"bearer"
+            and self.api_key is not None
+            and hmac.compare_digest(token.strip(), self.api_key)
+        )
+
+    def _too_large(self) -> BodyTooLargeError:
+        return BodyTooLargeError(f"request body is larger than {self.max_body_bytes} bytes")
+
+
+class McpEndpoint:
+    """``/mcp``: the MCP streamable-HTTP transport, one session manager per app lifespan."""
+
+    def __init__(self, col: Collection, host: str) -> None:
+        self.server = build_mcp(col)
+        self.host = host
+        self.handler: Callable[[Scope, Receive, Send], Awaitable[None]] | None = None
+
+    @asynccontextmanager
+    async def running(self, max_body_bytes: int) -> AsyncIterator[None]:
+        # The SDK's session manager runs once; a fresh one per lifespan lets tests restart.
+        self.server.streamable_http_app(
+            streamable_http_path=MCP_PATH, host=self.host, max_request_body_size=max_body_bytes
+        )
+        manager = self.server.session_manager
+        async with manager.run():
+            self.handler = manager.handle_request
+            try:
+                yield
+            finally:
+                self.handler = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.handler is None:
+            err = UnavailableError("the MCP transport is not running (app lifespan not started)")
+            await _error_response(err)(scope, receive, send)
+            return
+        await self.handler(scope, receive, send)
+
+
+def _search_schema() -> dict[str, Any]:
+    """OpenAPI schema of the /search body, derived from :class:`SearchRequest` itself."""
+    schema = TypeAdapter(SearchRequest).json_schema()
+    schema["additionalProperties"] = False
+    schema["properties"]["limit"] |= {"minimum": 1, "maximum": MAX_LIMIT}
+    return schema
+
+
+GRAPH_QUERY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["query"],
+    "properties": {
+        "query": {"type": "string", "description": "MATCH ... RETURN (read-only subset)"},
+        "params": {"type": "object", "description": "values for $name placeholders"},
+    },
+}
+
+
+def _body_doc(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+async def _json_body(request: Request) -> Any:
+    raw = await request.body()
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(f"malformed JSON body: {e}") from None
+
+
+def _validation_message(exc: RequestValidationError) -> tuple[str, list[dict[str, Any]]]:
+    errors = [
+        {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "")), "type": e["type"]}
+        for e in exc.errors()
+    ]
+    text = "; ".join(f"{'.'.join(e['loc'][1:]) or 'request'}: {e['msg']}" for e in errors)
+    return text or "invalid request", errors
+
+
+def create_app(
+    collection: Collection,
+    *,
+    api_key: str | None = None,
+    max_body_bytes: int = 1_000_000,
+    host: str = "127.0.0.1",
+) -> FastAPI:
+    """The app over an opened collection. ``host`` is where it will listen: on loopback the
+    MCP transport also checks ``Host``/``Origin`` headers against DNS rebinding."""
+    col = collection
+    mcp = McpEndpoint(col, host)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with mcp.running(max_body_bytes):
+            yield
+
+    app = FastAPI(
+        title="Cogitave Query",
+        summary="Hybrid retrieval over documentation and knowledge graphs.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.add_middleware(GuardMiddleware, api_key=api_key, max_body_bytes=max_body_bytes)
+
+    @app.exception_handler(CogitaveError)
+    async def _engine_error(_: Request, exc: CogitaveError) -> JSONResponse:
+        return _error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        text, errors = _validation_message(exc)
+        return _error_response(InputError(text, details={"errors": errors}))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _error_response(HTTPError(exc.status_code, str(exc.detail)))
+
+    @app.exception_handler(Exception)
+    async def _crash(_: Request, exc: Exception) -> JSONResponse:
+        # Starlette still logs the traceback; the caller gets the shape, not the internals.
+        return _error_response(InternalError("internal error; see the server log"))
+
+    @app.post("/search", tags=["search"], openapi_extra=_body_doc(_search_schema()))
+    async def search(request: Request) -> dict[str, Any]:
+        """Ranked search; the body mirrors SearchRequest, unknown fields are an error."""
+        req = service.search_request(await _json_body(request))
+        res = await run_in_threadpool(service.search, col, req)
+        return res.to_dict()
+
+    @app.get("/nodes/{uid:path}/related", tags=["graph"])
+    def related(
+        uid: str,
+        labels: Annotated[str | None, Query(description="Comma-separated edge labels.")] = None,
+        direction: Annotated[str, Query(description="out, in or both.")] = "both",
+        depth: Annotated[int, Query(description="Hops, 1-4.")] = 1,
+        limit: Annotated[int, Query(description="Rows, 1-1000.")] = 50,
+    ) -> dict[str, Any]:
+        """Neighbours of a node within `depth` hops, each with the path that reached it."""
+        return service.related(col, uid, labels, direction, depth, limit)
+
+    @app.get("/nodes/{uid:path}", tags=["content"])
+    def node(uid: str) -> dict[str, Any]:
+        """One node: kind, dimensions, content, out-edges, meta and code if any."""
+        return service.node_record(col.get(uid))
+
+    @app.get("/learning-path", tags=["graph"])
+    def learning_path(target: str) -> dict[str, Any]:
+        """What to read before `target` (uid, skill:<slug>, role:<slug>, or a name)."""
+        return service.learning_path(col, target)
+
+    @app.get("/xref", tags=["graph"])
+    def xref(ref: str, base: str | None = None, limit: int = 5) -> dict[str, Any]:
+        """Node candidates for a uid, alias, path, URL path, page#anchor or title."""
+        return service.resolve_xref(col, ref, base, limit)
+
+    @app.post("/graph/query", tags=["graph"], openapi_extra=_body_doc(GRAPH_QUERY_SCHEMA))
+    async def graph_query(request: Request) -> dict[str, Any]:
+        """Bounded read-only MATCH ... RETURN (depth <= 4, LIMIT <= 1000, 250 ms)."""
+        body = await _json_body(request)
+        return await run_in_threadpool(service.graph_query_body, col, body)
+
+    @app.get("/roots", tags=["content"])
+    def roots() -> dict[str, Any]:
+        """The root this server reads and the retained roots, newest first."""
+        return service.roots(col)
+
+    @app.get("/health", tags=["ops"])
+    def health() -> dict[str, str]:
+        """Liveness; open even when an API key is set."""
+        return {"status": "ok"}
+
+    app.include_router(graphql_router(col), prefix="/graphql", include_in_schema=False)
+    app.add_route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+    return app
+
+
+def serve(
+    collection: Collection,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    api_key: str | None = None,
+) -> None:
+    """Run the app with uvicorn until interrupted."""
+    import uvicorn
+
+    app = create_app(collection, api_key=api_key, host=host)
+    uvicorn.run(app, host=host, port=port, log_level="info")

@@ -1,0 +1,266 @@
+"""The MCP surface: six read-only tools over one :class:`~cogitave.collection.Collection`.
+
+``docs_search``, ``code_sample_search``, ``get_related``, ``get_learning_path``,
+``resolve_xref`` and ``query_graph``. Every bad argument or bound violation comes back as a tool
+execution error (``isError: true``) whose text names the error code and the reason, so a model
+can correct the call; unknown arguments are rejected, not dropped. Transports: stdio
+(``cogitave mcp``) and streamable HTTP (mounted at ``/mcp`` by :mod:`cogitave.surfaces.http`).
+"""
+
+# No ``from __future__ import annotations``: the tool signatures quote this collection's
+# kinds and dimensions, so their annotations must be evaluated where the tools are defined.
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import ToolAnnotations
+from pydantic import ConfigDict, Field
+
+from cogitave.collection import Collection
+from cogitave.errors import CogitaveError
+from cogitave.graph.query import DEFAULT_LIMIT, MAX_LIMIT
+from cogitave.query.types import MAX_QUERY_CHARS, SearchRequest
+from cogitave.schema import EDGE_LABELS
+from cogitave.surfaces import service
+
+SERVER_NAME = "cogitave"
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+Label = Literal[EDGE_LABELS]  # type: ignore[valid-type]  # the closed edge vocabulary
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+Query = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description="What to look for, in plain words (a question, a task, an error message).",
+    ),
+]
+Limit = Annotated[
+    int,
+    Field(ge=1, le=service.TOOL_MAX_LIMIT, description="How many results (1-50, default 10)."),
+]
+Uid = Annotated[str, Field(min_length=1, description="A node uid, as a search result gives it.")]
+
+
+def _call(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run a facade call; an engine error becomes a ToolError the model can read."""
+    try:
+        return fn()
+    except CogitaveError as e:
+        raise ToolError(f"error[{e.code}]: {' '.join(e.message.split())}") from e
+
+
+def _strict(tool: Tool) -> Tool:
+    """Reject unknown arguments (the SDK's argument model ignores them by default)."""
+    base = tool.fn_metadata.arg_model
+    model = type(
+        base.__name__,
+        (base,),
+        {
+            "__module__": base.__module__,
+            "model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+        },
+    )
+    tool.fn_metadata.arg_model = model
+    tool.parameters = model.model_json_schema(by_alias=True)
+    return tool
+
+
+def _describe(col: Collection) -> dict[str, str]:
+    """Facts about this collection that the tool descriptions quote."""
+    schema = col.schema
+    return {
+        "kinds": ", ".join(col.snapshot.graph.kind_names) or "none yet",
+        "semantic": ", ".join(schema.semantic),
+        "exact": ", ".join(d for d in schema.exact if d != "kind") or "none",
+        "labels": ", ".join(EDGE_LABELS),
+    }
+
+
+def build_mcp(col: Collection, *, log_level: LogLevel = "WARNING") -> MCPServer:
+    """An MCP server whose tools answer from ``col`` (opened once by the caller).
+
+    ``log_level`` WARNING keeps routine tool errors (the model's bad calls) out of the log."""
+    facts = _describe(col)
+
+    def docs_search(
+        query: Query,
+        limit: Limit = 10,
+        kind: Annotated[
+            list[str] | None,
+            Field(description=f"Keep only nodes of these kinds. Kinds here: {facts['kinds']}."),
+        ] = None,
+        dimensions: Annotated[
+            list[str] | None,
+            Field(description=f"Search only these text dimensions: {facts['semantic']}."),
+        ] = None,
+        filters: Annotated[
+            dict[str, str | list[str]] | None,
+            Field(
+                description="Keep nodes whose exact dimension has one of the values, e.g. "
+                f'{{"language": "python"}}. Exact dimensions here: {facts["exact"]}.'
+            ),
+        ] = None,
+        explain: Annotated[
+            bool, Field(description="Return the full diagnostics (plan, lenses, timings).")
+        ] = False,
+    ) -> dict[str, Any]:
+        def run() -> dict[str, Any]:
+            f: dict[str, Any] = dict(filters or {})
+            if kind is not None:
+                f["kind"] = kind
+            req = SearchRequest(
+                query=query, limit=limit, dimensions=dimensions, filters=f, explain=explain
+            )
+            return service.search_compact(col, req)
+
+        return _call(run)
+
+    def code_sample_search(
+        query: Query,
+        language: Annotated[
+            str | None,
+            Field(description="Only samples in this language (fence name: python, bash, ...)."),
+        ] = None,
+        limit: Limit = 10,
+    ) -> dict[str, Any]:
+        return _call(lambda: service.code_search(col, query, language, limit))
+
+    def get_related(
+        uid: Uid,
+        labels: Annotated[
+            list[Label] | None,
+            Field(description="Relationship types to follow (omit for all nine)."),
+        ] = None,
+        direction: Annotated[
+            Literal["out", "in", "both"],
+            Field(description="out: edges from uid; in: edges into uid; both."),
+        ] = "both",
+        depth: Annotated[int, Field(ge=1, le=service.MAX_DEPTH, description="Hops, 1-4.")] = 1,
+        limit: Annotated[
+            int, Field(ge=1, le=service.RELATED_MAX_LIMIT, description="Rows, 1-1000.")
+        ] = service.RELATED_DEFAULT_LIMIT,
+    ) -> dict[str, Any]:
+        return _call(lambda: service.related(col, uid, labels, direction, depth, limit))
+
+    def get_learning_path(
+        target: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="A node uid, skill:<slug>, role:<slug>, or a skill or role name.",
+            ),
+        ],
+    ) -> dict[str, Any]:
+        return _call(lambda: service.learning_path(col, target))
+
+    def resolve_xref(
+        ref: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="A uid, alias, path (../x.md), URL path (/tutorial/x/), "
+                "page#anchor, title or API symbol.",
+            ),
+        ],
+        base: Annotated[
+            str | None, Field(description="uid of the page the reference appears on.")
+        ] = None,
+        limit: Annotated[
+            int, Field(ge=1, le=service.XREF_MAX_LIMIT, description="Candidates, 1-50.")
+        ] = 5,
+    ) -> dict[str, Any]:
+        return _call(lambda: service.resolve_xref(col, ref, base, limit))
+
+    def query_graph(
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="MATCH ... [WHERE ...] RETURN ... [ORDER BY] [SKIP] [LIMIT].",
+            ),
+        ],
+        params: Annotated[
+            dict[str, Any] | None,
+            Field(description="Values for $name placeholders (scalars or lists of scalars)."),
+        ] = None,
+    ) -> dict[str, Any]:
+        return _call(lambda: service.graph_query(col, query, params))
+
+    descriptions = {
+        docs_search: (
+            "Search the documentation collection: BM25 and dense retrieval fused with "
+            "reciprocal rank fusion, the same ranking the REST, GraphQL and CLI surfaces "
+            "return. Use it first to find pages, sections and code samples on a topic. "
+            "Returns `results`, best first: uid, kind, title, snippet, url/path when known, "
+            "score, rank, and `content`, the content-API path (/nodes/{uid}) of the full "
+            "node. `diagnostics` is a summary (total_ms, root, lenses); explain=true gives "
+            f"the full diagnostics. Limits: limit 1-{service.TOOL_MAX_LIMIT}, query up to "
+            f"{MAX_QUERY_CHARS} characters."
+        ),
+        code_sample_search: (
+            "Find code samples (fenced code blocks of the docs) for a task. Searches with "
+            "kind=code_sample (and the language, when given) and returns each hit's `code` "
+            "and `language` with uid, title, path, score, rank and content link. Use "
+            "docs_search for prose. Limits: limit 1-50."
+        ),
+        get_related: (
+            "Nodes near a node in the documentation graph: within `depth` hops (1-4) along "
+            f"the given relationship types ({facts['labels']}), nearest first, each with the "
+            "path (label, direction, uid per hop) that reached it. partOf links sections to "
+            "pages, implementedBy links sections to their code samples, dependsOn links a "
+            "page to its prerequisites, xref is a link. `truncated` is true when `limit` "
+            "(1-1000) cut the answer. Budget 250 ms. An unknown uid is an error; find uids "
+            "with docs_search or resolve_xref."
+        ),
+        get_learning_path: (
+            "What to read before a target, in reading order: its dependsOn prerequisites "
+            "(up to 4 hops), pages that teach a target skill or are written for a target "
+            "role, the target last. Each step has uid, kind, title, `why`, and its containing "
+            "pages. `cycles` lists dependsOn cycles; `truncated` is true when a bound "
+            "(4 hops, 1000 rows, 250 ms) stopped the walk."
+        ),
+        resolve_xref: (
+            "Turn a reference into node uids: a uid, an alias, a relative path (against "
+            "`base`), a URL path, page#anchor, a title or an API symbol. Returns candidates "
+            "best first with score and evidence; exact=false means nothing matched exactly "
+            "and the candidates are only similar titles or paths."
+        ),
+        query_graph: (
+            "Read-only openCypher-style query over the documentation graph. Only MATCH / "
+            "OPTIONAL MATCH ... WHERE ... RETURN with ORDER BY, SKIP and LIMIT; CREATE, "
+            "MERGE, SET, DELETE, REMOVE, CALL and schema operations are rejected. "
+            f"Relationship types must be among the 9 labels: {facts['labels']}. "
+            "Variable-length patterns must be bounded, at most 4 hops (*1..4); a bare * is "
+            f"rejected. LIMIT defaults to {DEFAULT_LIMIT} and is capped at {MAX_LIMIT} "
+            "(truncated: true when rows were cut). A query has a 250 ms budget and is "
+            "aborted past it. Put values in `params` and refer to them as $name; they are "
+            "never spliced into the text. A node label is its kind "
+            f"({facts['kinds']}); node properties: uid, kind, title, {facts['exact']}. "
+            "Returns columns, rows, truncated, elapsed_ms and stats. Example: "
+            "MATCH (s:section)-[:partOf]->(p {uid: $uid}) RETURN s.uid, s.title LIMIT 20"
+        ),
+    }
+    tools = [
+        _strict(Tool.from_function(fn, description=text, annotations=READ_ONLY))
+        for fn, text in descriptions.items()
+    ]
+    return MCPServer(
+        SERVER_NAME,
+        instructions=(
+            "Cogitave Query over one documentation collection. Start with docs_search (or "
+            "code_sample_search for code); follow a hit's uid with get_related, "
+            "get_learning_path or the content link; resolve_xref turns paths, URLs and "
+            "titles into uids; query_graph answers structural questions."
+        ),
+        tools=tools,
+        log_level=log_level,
+    )
+
+
+def run_stdio(col: Collection) -> None:
+    """Serve ``col`` over stdio until the client closes the stream."""
+    build_mcp(col).run("stdio")
