@@ -8,6 +8,7 @@
 ``GET /xref``                ``ref`` (``base``, ``limit``)
 ``POST /graph/query``        ``{"query": "MATCH ...", "params": {...}}``
 ``GET /roots``, ``/health``  the roots; liveness (never behind the API key)
+``GET /``, ``/static/...``   the search page (its own files are open; its fetches send the key)
 ``/graphql``, ``/mcp``       Strawberry GraphQL; MCP over streamable HTTP
 ===========================  ==============================================================
 
@@ -21,11 +22,13 @@ import hmac
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
 from pydantic import TypeAdapter
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -39,7 +42,13 @@ from cogitave.surfaces.graphql import graphql_router
 from cogitave.surfaces.mcp import build_mcp
 
 MCP_PATH = "/mcp"
-OPEN_PATHS = frozenset({"/health"})
+OPEN_PATHS = frozenset({"/health", "/"})
+STATIC_DIR = Path(__file__).with_name("static")
+STATIC_PREFIX = "/static/"  # the page's own files: no data, so never behind the API key
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+}
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -106,7 +115,9 @@ class GuardMiddleware:
                 return
             await self.app(scope, receive, send)
             return
-        if self.api_key and scope["path"] not in OPEN_PATHS and not self._authorized(headers):
+        path = scope["path"]
+        is_open = path in OPEN_PATHS or path.startswith(STATIC_PREFIX)
+        if self.api_key and not is_open and not self._authorized(headers):
             err = UnauthorizedError("missing or wrong API key: send 'Authorization: Bearer KEY'")
             await _error_response(err)(scope, receive, send)
             return
@@ -301,6 +312,12 @@ def create_app(
         """Liveness; open even when an API key is set."""
         return {"status": "ok"}
 
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        """The search page (static HTML; it calls the endpoints above)."""
+        return FileResponse(STATIC_DIR / "index.html", headers=PAGE_HEADERS)
+
+    app.mount(STATIC_PREFIX.rstrip("/"), StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(graphql_router(col), prefix="/graphql", include_in_schema=False)
     app.add_route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     return app

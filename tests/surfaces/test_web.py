@@ -1,0 +1,386 @@
+"""The search page at ``/``: served open (the API key guards the data, not the page), and
+driven end to end in headless Chromium against a real uvicorn server.
+
+The browser tests need ``/usr/bin/chromium``, ``/usr/bin/chromedriver`` (Debian's ``chromium``
+and ``chromium-driver``) and the ``selenium`` package; without them they are skipped, saying
+which is missing. A screenshot of the page goes to ``tests/artifacts/`` (gitignored).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from cogitave.collection import Collection
+from cogitave.schema import EDGE_LABELS
+from cogitave.surfaces.http import STATIC_DIR, create_app
+from tests.surfaces.test_one_ranking import BASE_URL, docs_collection
+
+CHROMIUM = os.environ.get("COGITAVE_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("COGITAVE_CHROMEDRIVER", "/usr/bin/chromedriver")
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+KEY = "s3cret-key"
+WAIT_S = 15.0
+
+
+@pytest.fixture(scope="module")
+def col(tmp_path_factory: pytest.TempPathFactory) -> Collection:
+    return docs_collection(tmp_path_factory)
+
+
+# -- the page over plain HTTP (no browser) ------------------------------------------------------
+
+
+def test_page_and_static_files_are_served(col: Collection) -> None:
+    with TestClient(create_app(col), base_url=BASE_URL) as c:
+        page = c.get("/")
+        assert page.status_code == 200
+        assert page.headers["content-type"].startswith("text/html")
+        assert "default-src 'self'" in page.headers["content-security-policy"]
+        html = page.text
+        for ref in ("/static/app.js", "/static/style.css"):
+            assert ref in html
+            assert c.get(ref).status_code == 200
+        assert c.get("/static/app.js").headers["content-type"].split(";")[0] in (
+            "text/javascript",
+            "application/javascript",
+        )
+        # no CDN, no remote resource: the page works offline
+        for name in ("index.html", "app.js", "style.css"):
+            text = (STATIC_DIR / name).read_text(encoding="utf-8")
+            assert not re.search(r"(src|href)=[\"']?(https?:)?//", text), name
+            assert "@import" not in text and "url(http" not in text, name
+        missing = c.get("/static/nope.js")
+        assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+        assert c.get("/static/..%2fhttp.py").status_code == 404
+        assert "/" not in c.get("/openapi.json").json()["paths"]
+
+
+def test_the_api_key_guards_data_not_the_page(col: Collection) -> None:
+    with TestClient(create_app(col, api_key=KEY), base_url=BASE_URL) as c:
+        assert c.get("/").status_code == 200
+        assert c.get("/static/app.js").status_code == 200
+        assert c.get("/roots").status_code == 401
+        assert c.post("/search", json={"query": "pip"}).status_code == 401
+        assert c.get("/static").status_code == 401  # only the files under /static/ are open
+        ok = {"Authorization": f"Bearer {KEY}"}
+        assert c.post("/search", json={"query": "pip"}, headers=ok).status_code == 200
+
+
+def test_the_page_knows_the_nine_edge_labels() -> None:
+    js = (STATIC_DIR / "app.js").read_text(encoding="utf-8")
+    block = re.search(r"const EDGE_LABELS = \[(.*?)\];", js, re.S)
+    assert block is not None
+    assert tuple(re.findall(r'"(\w+)"', block.group(1))) == EDGE_LABELS
+    assert ".innerHTML" not in js and "insertAdjacentHTML" not in js and "eval(" not in js
+
+
+# -- the browser --------------------------------------------------------------------------------
+
+
+def _missing_browser() -> str | None:
+    for path, pkg in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            return f"{path} not found: apt-get install {pkg} to run the browser tests"
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "the selenium package is not installed: pip install selenium"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LiveServer:
+    """uvicorn on 127.0.0.1 and a free port, in a thread."""
+
+    def __init__(self, col: Collection, api_key: str | None = None) -> None:
+        import uvicorn
+
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        app = create_app(col, api_key=api_key, host="127.0.0.1")
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", ws="none", lifespan="on"
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + WAIT_S
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=WAIT_S)
+
+
+@pytest.fixture(scope="module")
+def server(col: Collection) -> Iterator[str]:
+    with LiveServer(col) as s:
+        yield s.url
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    reason = _missing_browser()
+    if reason:
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1440,1000",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+    ):
+        opts.add_argument(flag)
+    driver = webdriver.Chrome(options=opts, service=Service(executable_path=CHROMEDRIVER))
+    driver.set_page_load_timeout(WAIT_S)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait_for(check: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
+    """Poll ``check`` until it returns something truthy (errors count as not yet)."""
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = check()
+            if value:
+                return value
+        except Exception as e:  # a stale or absent element: try again
+            last = e
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}" + (f" ({last!r})" if last else ""))
+
+
+def css(driver: Any, selector: str) -> list[Any]:
+    from selenium.webdriver.common.by import By
+
+    return list(driver.find_elements(By.CSS_SELECTOR, selector))
+
+
+def text_of(driver: Any, selector: str) -> str:
+    return " ".join(e.text for e in css(driver, selector))
+
+
+def open_page(driver: Any, url: str) -> None:
+    driver.get(url + "/")
+    wait_for(lambda: driver.execute_script("return document.body.dataset.ready"), "the page")
+
+
+def type_query(driver: Any, text: str) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    box = css(driver, "#q")[0]
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys(Keys.DELETE)
+    for ch in text:  # as a person types: the debounce coalesces the keystrokes
+        box.send_keys(ch)
+
+
+def settle(driver: Any, query: str) -> None:
+    """Wait until the page shows the answer to ``query``."""
+    wait_for(
+        lambda: (
+            driver.execute_script("return document.body.dataset.searchState") == "done"
+            and query in text_of(driver, "#prism .kv code")
+        ),
+        f"results for {query!r}",
+    )
+
+
+def shot(driver: Any, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / name
+    driver.save_screenshot(str(path))
+    return path
+
+
+def test_misspelled_query_shows_the_rewrite_and_results(browser: Any, server: str) -> None:
+    open_page(browser, server)
+    assert "root" in wait_for(
+        lambda: "nodes" in text_of(browser, "#root-line") and text_of(browser, "#root-line"),
+        "the root line",
+    )
+    query = "configuraton file tokenizer"
+    type_query(browser, query)
+    settle(browser, query)
+    rewrite = text_of(browser, "#prism .rewrite")
+    assert "configuraton" in rewrite and "configuration" in rewrite, rewrite
+    assert "edit" in rewrite  # the reason, as the engine wrote it
+    hits = css(browser, "#results .hit")
+    assert hits, "no results"
+    assert "configuration" in text_of(browser, "#results .hit mark").lower()
+    # the route of each term, with idf values per home
+    routes = text_of(browser, "#prism table.routes")
+    assert "tokenizer" in routes and "idf" in routes.lower()
+    assert css(browser, "#prism table.routes .idf.chosen")
+    # lens ranks as bars, with an accessible name
+    lens = css(browser, "#results .hit .lens:not(.missing)")[0]
+    assert re.search(r"rank \d+ of \d+", lens.get_attribute("aria-label"))
+    # the Prism shows timings, the total and the root id
+    prism = text_of(browser, "#prism")
+    for word in ("Timings", "total", "Coherence gate", "anchors", "channels"):
+        assert word in prism, word
+    assert browser.execute_script("return new URL(location.href).searchParams.get('q')") == query
+    shot(browser, "web-rewrite.png")
+
+
+def test_open_a_result_then_a_related_node(browser: Any, server: str) -> None:
+    open_page(browser, server)
+    type_query(browser, "reciprocl rank fusion")  # misspelled: the Prism shows the rewrite
+    settle(browser, "reciprocl rank fusion")
+    assert "reciprocal" in text_of(browser, "#prism .rewrite .to")
+    first = css(browser, "#results .hit")[0]
+    uid = first.get_attribute("data-uid")
+    css(browser, "#results .hit .hit-open")[0].click()
+    wait_for(lambda: uid in text_of(browser, "#node .node-nav"), "the node panel")
+    wait_for(lambda: css(browser, "#node pre.content"), "the node content")
+    related = wait_for(lambda: css(browser, "#node .related li button"), "related nodes")
+    wait_for(lambda: css(browser, "#node .steps li"), "the learning path")
+    assert "selected" in css(browser, "#results .hit")[0].get_attribute("class")
+    shot(browser, "web-search.png")
+    target = related[0].get_attribute("title")
+    related[0].click()
+    wait_for(lambda: target in text_of(browser, "#node .node-nav"), f"the related node {target}")
+    wait_for(lambda: css(browser, "#node .node-title"), "its title")
+    back = wait_for(lambda: css(browser, "#node .node-nav button"), "the back button")
+    back[0].click()
+    wait_for(lambda: uid in text_of(browser, "#node .node-nav"), "back to the first node")
+
+
+def test_stale_answers_are_dropped(browser: Any, server: str) -> None:
+    open_page(browser, server)
+    # The first query's answer arrives late and ignores the abort: the page must drop it.
+    browser.execute_script(
+        """
+        const real = window.fetch;
+        window.fetch = (url, opts = {}) => {
+          const body = opts.body ? JSON.parse(opts.body) : {};
+          const p = real(url, {...opts, signal: undefined});
+          if (body.query !== "pip") return p;
+          return p.then((r) => new Promise((ok) => setTimeout(() => ok(r), 700)));
+        };
+        """
+    )
+    type_query(browser, "pip")
+    wait_for(
+        lambda: browser.execute_script("return document.body.dataset.searchState") == "loading",
+        "the first request",
+    )
+    type_query(browser, "toml configuration")
+    settle(browser, "toml configuration")
+    time.sleep(0.9)  # the late answer for "pip" has arrived by now
+    assert "toml configuration" in text_of(browser, "#prism .kv code")
+    assert "pip" not in text_of(browser, "#prism .kv code")
+
+
+def test_graph_console_shows_rows_and_bound_errors(browser: Any, server: str) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(browser, server)
+    bounds = text_of(browser, ".bounds")
+    for word in ("read-only", "9 labels", "partOf", "derivedFrom", "4", "100", "1000", "250 ms"):
+        assert word in bounds, word
+    css(browser, "#graph-run")[0].click()  # the example query in the box
+    table = wait_for(lambda: css(browser, "#graph-out table.graph-table"), "the rows")
+    assert "s.uid" in table[0].text
+    gq = css(browser, "#gq")[0]
+    for query, code in (
+        ("MATCH (a)-[*]->(b) RETURN a", "unbounded"),
+        ("CREATE (n:page {uid: 'x'}) RETURN n", "read_only"),
+        ("MATCH (a)-[:likes]->(b) RETURN a", "label"),
+    ):
+        gq.clear()
+        gq.send_keys(query)
+        gq.send_keys(Keys.CONTROL, Keys.ENTER)
+        err = wait_for(
+            lambda c=code: (
+                c in text_of(browser, "#graph-out .error") and css(browser, "#graph-out .error")
+            ),
+            f"the {code} error",
+        )
+        assert err[0].get_attribute("role") == "alert"
+        assert "HTTP 400" in err[0].text
+        assert css(browser, "#graph-out .error-code")[0].text == code
+        assert css(browser, "#graph-out .error-msg")[0].text  # the server's message
+    browser.execute_script("document.getElementById('graph-title').scrollIntoView()")
+    shot(browser, "web-graph.png")
+
+
+def test_keyboard_only_search_and_open(browser: Any, server: str) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(browser, server)
+    css(browser, "body")[0].send_keys("/")
+    assert browser.switch_to.active_element.get_attribute("id") == "q"
+    type_query(browser, "install with pip")
+    settle(browser, "install with pip")
+    browser.switch_to.active_element.send_keys(Keys.ARROW_DOWN)
+    first = css(browser, "#results .hit-open")[0]
+    assert browser.switch_to.active_element == first
+    browser.switch_to.active_element.send_keys(Keys.ARROW_DOWN)
+    assert browser.switch_to.active_element == css(browser, "#results .hit-open")[1]
+    browser.switch_to.active_element.send_keys(Keys.ENTER)
+    wait_for(lambda: css(browser, "#node pre.content"), "the node opened with Enter")
+    for el in css(browser, "input, select, textarea"):
+        eid = el.get_attribute("id")
+        assert eid and css(browser, f"label[for='{eid}']"), f"#{eid} has no label"
+
+
+def test_the_page_sends_the_api_key(browser: Any, col: Collection) -> None:
+    with LiveServer(col, api_key=KEY) as s:
+        open_page(browser, s.url)
+        wait_for(lambda: "API key" in text_of(browser, "#root-line"), "the key prompt")
+        assert css(browser, "#key-box")[0].get_attribute("open") is not None
+        key = css(browser, "#api-key")[0]
+        key.send_keys(KEY)
+        key.submit()
+        wait_for(lambda: "nodes" in text_of(browser, "#root-line"), "the roots, with the key")
+        type_query(browser, "pip")
+        settle(browser, "pip")
+        assert css(browser, "#results .hit")
+        browser.execute_script("sessionStorage.clear()")
+
+
+def test_server_text_is_never_markup(browser: Any, server: str) -> None:
+    open_page(browser, server)
+    query = '<img src=x onerror="window.pwned=1"> pip'
+    type_query(browser, query)
+    settle(browser, query)
+    assert css(browser, "#results .hit")
+    assert not css(browser, "#prism img, #results img, #status img")
+    assert browser.execute_script("return window.pwned") is None
