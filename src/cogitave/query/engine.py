@@ -389,11 +389,17 @@ def title_of(node: Node, semantic: list[str]) -> str:
     return node.uid
 
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+def terms_pattern(qterms: set[str]) -> re.Pattern[str] | None:
+    """One case-insensitive regex matching any query term as a whole word (longest first)."""
+    terms = sorted((t for t in qterms if t), key=len, reverse=True)
+    if not terms:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, terms)) + r")(?!\w)", re.IGNORECASE)
 
 
 def snippet(node: Node, semantic: list[str], qterms: set[str], width: int = SNIPPET_CHARS) -> str:
     """A window of the semantic text with the most query terms in it (plain text)."""
+    pattern = terms_pattern(qterms)
     best, best_hits = "", -1
     for d in semantic:
         if d == "title":
@@ -401,7 +407,7 @@ def snippet(node: Node, semantic: list[str], qterms: set[str], width: int = SNIP
         text = " ".join(node.text(d).split())
         if not text:
             continue
-        positions = [m.start() for m in _WORD.finditer(text) if m.group().lower() in qterms]
+        positions = [m.start() for m in pattern.finditer(text)] if pattern else []
         if not positions:
             start, hits = 0, 0
         else:

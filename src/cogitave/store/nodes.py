@@ -34,8 +34,13 @@ def npy_bytes(arr: np.ndarray) -> bytes:
 
 
 def load_npy(store: RootStore, digest: str, *, mmap: bool = True) -> np.ndarray:
+    """An ``.npy`` object, memory-mapped read-only by default.
+
+    Returned as a plain ndarray view of the mapping: arithmetic on the ``np.memmap`` subclass
+    is about 1000x slower (a 1400 x 384 matrix-vector product: 13 ms against 0.013 ms)."""
     path = store.object_path(digest)
-    return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    arr = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    return arr.view(np.ndarray) if isinstance(arr, np.memmap) else arr
 
 
 def write_node_segment(
