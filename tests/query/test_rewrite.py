@@ -88,8 +88,8 @@ def test_digits_never_change(stats: CorpusStats) -> None:
     # same letters, one digit different: distance 1, but the digits must match
     r = rw_q("tx300pro", stats, NONE)
     assert r.rewrites == () and r.noise == ("tx300pro",)
-    # the digit sequence identical: the letters may be corrected
-    assert rw_q("tx200prp", stats, NONE).display == ("tx200pro",)
+    # a token with digits is an identifier: never spell-corrected, even one letter away
+    assert rw_q("tx200prp", stats, NONE).rewrites == ()
     # an all-digit token or one with too few letters is never corrected
     assert rw_q("10000", stats, NONE).rewrites == ()
     assert rw_q("5gb", stats, NONE).rewrites == ()
