@@ -40,12 +40,18 @@ def build(tree: Path, tmp: Path, rerank: bool = True) -> tuple[Collection, dict]
     batch = read_markdown(tree)
     read_s = time.perf_counter() - t0
     t1 = time.perf_counter()
-    col = Collection.create(tmp, batch.schema, encoder=None,
-                            settings=Settings(rerank=Rerank(enabled=rerank)))
+    col = Collection.create(
+        tmp, batch.schema, encoder=None, settings=Settings(rerank=Rerank(enabled=rerank))
+    )
     col.add(batch.nodes)
     col.publish()
-    info = {"read_s": read_s, "publish_s": time.perf_counter() - t1, "stats": batch.stats,
-            "report": batch.report, "nodes": len(batch.nodes)}
+    info = {
+        "read_s": read_s,
+        "publish_s": time.perf_counter() - t1,
+        "stats": batch.stats,
+        "report": batch.report,
+        "nodes": len(batch.nodes),
+    }
     return col, info
 
 
@@ -61,16 +67,22 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
-    out = [f"\n## Documentation graphs ({time.strftime('%Y-%m-%d')})\n", machine_line(), "",
-           "`.venv/bin/python bench/docs_graph.py --write` (no encoder: ingest + BM25 + graph).",
-           ""]
+    out = [
+        f"\n## Documentation graphs ({time.strftime('%Y-%m-%d')})\n",
+        machine_line(),
+        "",
+        "`.venv/bin/python bench/docs_graph.py --write` (no encoder: ingest + BM25 + graph).",
+        "",
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         cols = {}
         for name in ("docs_fastapi", "docs_hugo"):
             col, info = build(args.data / name, Path(tmp) / name)
             cols[name] = col
-            out.append(f"### {name}: {info['nodes']} nodes, read {info['read_s']:.1f} s, "
-                       f"publish {info['publish_s']:.1f} s\n")
+            out.append(
+                f"### {name}: {info['nodes']} nodes, read {info['read_s']:.1f} s, "
+                f"publish {info['publish_s']:.1f} s\n"
+            )
             lines = info["report"].strip().splitlines()
             more = [f"... ({len(lines) - 14} more lines)"] if len(lines) > 14 else []
             shown = lines[:14] + more

@@ -46,8 +46,11 @@ def build(name: str, data: Path, cache: Path) -> tuple[Collection, dict]:
     col.add(batch.nodes)
     col.publish()
     secs = time.perf_counter() - t0
-    meta = {"nodes": len(batch.nodes), "seconds": round(secs, 1),
-            "nodes_per_s": round(len(batch.nodes) / secs, 1)}
+    meta = {
+        "nodes": len(batch.nodes),
+        "seconds": round(secs, 1),
+        "nodes_per_s": round(len(batch.nodes) / secs, 1),
+    }
     meta_file.write_text(json.dumps(meta))
     return col, meta
 
@@ -75,8 +78,10 @@ def main() -> None:
     builds = []
     for name in args.datasets.split(","):
         col, meta = build(name, args.data, args.cache)
-        builds.append(f"{name}: {meta['nodes']} nodes in {meta['seconds']} s "
-                      f"({meta['nodes_per_s']} nodes/s, default encoder, all vectors)")
+        builds.append(
+            f"{name}: {meta['nodes']} nodes in {meta['seconds']} s "
+            f"({meta['nodes_per_s']} nodes/s, default encoder, all vectors)"
+        )
         qs, rels = queries(name, args.data)
         run_systems(col, ["planned"], dict(list(qs.items())[:20]), rels)  # warm caches
         for s in run_systems(col, SYSTEMS, qs, rels):
