@@ -156,6 +156,10 @@ class Collection:
         req = request if isinstance(request, SearchRequest) else SearchRequest(query=request, **kw)
         return self.engine(req.root).search(req)
 
+    def warm(self) -> None:
+        """Load what the first query would (lexicon, encoder, indexes) ahead of traffic."""
+        self.engine().warm()
+
     def get(self, uid: str) -> Node:
         """A live node by uid (the content API)."""
         nid = self.snapshot.nodes.nid_of.get(uid)

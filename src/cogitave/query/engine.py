@@ -32,6 +32,7 @@ from cogitave.query.fuse import RRF_K, rrf
 from cogitave.query.lens import LensResult
 from cogitave.query.prism import Prism, plan
 from cogitave.query.rerank import graph_rerank
+from cogitave.query.rewrite import rewrite
 from cogitave.query.types import Hit, SearchRequest, SearchResponse
 from cogitave.schema import WHOLE
 from cogitave.store.lexical import ALL_FIELD, field_name
@@ -64,6 +65,19 @@ class Engine:
         if WHOLE in self.snap.vectors:
             return ("bm25", "dense", "hybrid", "planned")
         return ("bm25", "planned")
+
+    def warm(self) -> None:
+        """Load everything a first query would: the lexicon, the spelling index, the encoder,
+        the dense samples and row maps, the graph. Servers call this before taking traffic."""
+        lexicon = lexicon_from_config(self.settings.lexicon)
+        rewrite(["zzzwarmupzzz"], self.snap.stats, lexicon, dims=self.snap.schema.names)
+        self.snap.lexical.num_docs()
+        _ = self.snap.nodes, self.snap.graph
+        if self.has_dense:
+            self.embed(["warm up"])
+            for vec in self.snap.vectors.values():
+                vec.sample()
+                vec.vectors_of([])
 
     @property
     def has_dense(self) -> bool:
