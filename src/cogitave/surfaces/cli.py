@@ -182,6 +182,23 @@ def roots(collection: CollectionOpt) -> None:
     out.print(t)
 
 
+@app.command()
+def verify(
+    collection: CollectionOpt,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Check HEAD and every retained root (hashes, objects, indexes, counts); exit 1 if bad."""
+    from cogitave.store.verify import verify_collection
+
+    report = verify_collection(collection)
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_dict()) + "\n")
+    else:
+        sys.stdout.write("".join(line + "\n" for line in report.lines()))
+    if not report.ok:
+        sys.exit(1)  # main() drops the return code of a typer.Exit
+
+
 @app.command("eval")
 def eval_(
     collection: CollectionOpt,
@@ -296,6 +313,7 @@ def serve(
     from cogitave.surfaces import http
 
     col = Collection.open(collection)
+    col.warm()  # the first request must not pay for loading the lexicon and the encoder
     if host not in http.LOOPBACK and not api_key:
         err.print(f"warning: listening on {host} without an API key", markup=False)
     err.print(f"serving {collection} (root {col.root[:12]}) on http://{host}:{port}", markup=False)
@@ -308,7 +326,9 @@ def mcp_(collection: CollectionOpt) -> None:
     from cogitave.collection import Collection
     from cogitave.surfaces.mcp import run_stdio
 
-    run_stdio(Collection.open(collection))
+    col = Collection.open(collection)
+    col.warm()
+    run_stdio(col)
 
 
 def available_systems(col: Any) -> list[str]:
