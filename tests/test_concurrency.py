@@ -392,11 +392,6 @@ def test_readers_while_retention_drops_roots(corpus: Path) -> None:
     assert run.summary()["publishes"] == 5
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="RootStore.retain() rmtree's every snapshots/ entry that is not a kept root id, "
-    "including a reader's in-progress .<root>.<pid>.<tid> directory (store/roots.py)",
-)
 def test_retention_spares_a_snapshot_being_made(corpus: Path) -> None:
     """Deterministic form of the race: a reader is halfway through linking a root's files
     when a publish (and its retention) runs."""

@@ -31,7 +31,12 @@ class CogitaveError(Exception):
     code: ClassVar[str] = "error"
     http_status: ClassVar[int] = 400
 
+    MAX_MESSAGE: ClassVar[int] = 600
+
     def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        # messages may quote the caller's input: never echo a megabyte back
+        if len(message) > self.MAX_MESSAGE:
+            message = message[: self.MAX_MESSAGE] + "… (truncated)"
         super().__init__(message)
         self.message = message
         self.details = details or {}

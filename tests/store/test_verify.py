@@ -255,24 +255,14 @@ def _open_and_read(path: Path) -> None:
     col.related(res.uids[0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnicodeDecodeError,
-    reason="RootStore.head() uses read_text(): non-UTF-8 bytes raise UnicodeDecodeError",
-)
 def test_open_with_a_non_utf8_head(damaged: Path) -> None:
     (damaged / "HEAD").write_bytes(b"\x00\xff\xfe")
     with pytest.raises(CorruptionError, match="HEAD"):
         Collection.open(damaged)
 
 
-SILENT = "open + first search read this object without checking it: wrong answers, no error"
-
-
 def _silent(kind: str) -> Any:
-    return pytest.param(
-        kind, marks=pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason=SILENT)
-    )
+    return pytest.param(kind)
 
 
 @pytest.mark.parametrize(
@@ -286,15 +276,9 @@ def _silent(kind: str) -> Any:
         _silent("graph_obj"),
         pytest.param(
             "deletes_obj",
-            marks=pytest.mark.xfail(
-                strict=True, raises=IndexError, reason="NodeTable indexes with unchecked nids"
-            ),
         ),
         pytest.param(
             "nids_obj",
-            marks=pytest.mark.xfail(
-                strict=True, raises=IndexError, reason="NodeTable indexes with unchecked nids"
-            ),
         ),
     ],
 )
@@ -308,12 +292,6 @@ def test_open_detects_a_flipped_byte(damaged: Path, kind: str) -> None:
         _open_and_read(damaged)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="publish drops a replaced node from the graph: store/publish.py passes the uids of "
-    "every killed nid (replacements included) to _graph() as removed, and graph.apply() then "
-    "drops the re-added node; pass only deleted uids (killed uids minus the added ones)",
-)
 def test_an_update_keeps_the_node_in_the_graph(tmp_path: Path) -> None:
     col = Collection.create(tmp_path / "col", SCHEMA, encoder=None)
     col.add(make_nodes(5))

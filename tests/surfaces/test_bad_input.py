@@ -10,7 +10,7 @@ GraphQL, ``errors`` with a readable message (not the masked "Unexpected error.")
 MCP, ``isError`` with the reason; CLI, exit status 2 and one line on stderr, no traceback.
 "ok" cases (control characters are just text) must answer normally or with a clear error.
 Each call takes under :data:`BOUND_S`; afterwards ``/health`` (or a good call) still answers.
-Known bugs are ``xfail(strict=True)`` with the place to fix them in the reason.
+Every case here once found a bug; they stay as regression tests.
 """
 
 from __future__ import annotations
@@ -50,31 +50,6 @@ GRAPH_Q = "query($q: String!) { queryGraph(query: $q) { rows } }"
 FILTERS_Q = b'query($f: JSON) { search(query: \\"x\\", filters: $f) { root } }'
 
 
-def xfail(reason: str, raises: Any = None) -> Any:
-    return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
-
-
-SURROGATE_BUG = (
-    "a lone surrogate (invalid UTF-8) reaches the tantivy analyzer and raises "
-    "UnicodeEncodeError; fix: SearchRequest.__post_init__ (query/types.py) should reject a "
-    "query that does not encode as UTF-8 with a QueryError"
-)
-ROOT_TYPE_BUG = (
-    "SearchRequest does not check that root is a string: is_root_id(5) raises TypeError; "
-    "fix: query/types.py __post_init__, QueryError unless root is None or str"
-)
-DEEP_JSON_BUG = (
-    "json.loads raises RecursionError on deep nesting and ValueError past 4300 digits, "
-    "neither caught: 500; fix: http.py _json_body catches (ValueError, RecursionError)"
-)
-GQL_BODY_BUG = (
-    "strawberry's parse_json only catches JSONDecodeError: a body that is not UTF-8, nests "
-    "too deeply (RecursionError) or has a 4300+ digit int is a 500; fix: graphql.py, a "
-    "GraphQLRouter subclass whose decode_json re-raises (ValueError, RecursionError) as "
-    "json.JSONDecodeError (strawberry then answers 400)"
-)
-
-
 @pytest.fixture(scope="module")
 def col(tmp_path_factory: pytest.TempPathFactory) -> Collection:
     return docs_collection(tmp_path_factory)
@@ -101,7 +76,7 @@ PY_CASES: list[Any] = [
     ("1MB", _search(query=MB_QUERY), "error"),
     ("10k_terms", _search(query=TERMS_10K), "error"),
     ("bytes", _search(query=b"\xff\xfe\x00"), "error"),
-    pytest.param("invalid_utf8", _search(query=SURROGATE), "error", marks=xfail(SURROGATE_BUG)),
+    pytest.param("invalid_utf8", _search(query=SURROGATE), "error"),
     ("control", _search(query=CONTROL), "ok"),
     ("nul", _search(query="a\x00b"), "error"),
     ("unknown_field", _from_dict({"query": "x", "colour": "red"}), "error"),
@@ -121,9 +96,7 @@ PY_CASES: list[Any] = [
     ("mode_unknown", _search(query="x", mode="nope"), "error"),
     ("root_unknown", _search(query="x", root="a" * 64), "error"),
     ("root_path", _search(query="x", root="../../etc/passwd"), "error"),
-    pytest.param(
-        "root_int", _from_dict({"query": "x", "root": 5}), "error", marks=xfail(ROOT_TYPE_BUG)
-    ),
+    pytest.param("root_int", _from_dict({"query": "x", "root": 5}), "error"),
     ("uid_unknown", lambda col: col.get("no/such#node"), "error"),
     ("related_unknown", lambda col: col.related("no/such#node"), "error"),
     ("related_depth", lambda col: col.related("index", depth=99), "error"),
@@ -177,7 +150,6 @@ REST_CASES: list[Any] = [
         "/search",
         {"content": b'{"query": "install \\udcff"}'},
         400,
-        marks=xfail(SURROGATE_BUG),
     ),
     ("control", "POST", "/search", {"json": {"query": CONTROL}}, 200),
     ("nul", "POST", "/search", {"json": {"query": "a\x00b"}}, 400),
@@ -208,7 +180,6 @@ REST_CASES: list[Any] = [
         "/search",
         {"json": {"query": "x", "root": 5}},
         400,
-        marks=xfail(ROOT_TYPE_BUG),
     ),
     ("root_unknown", "POST", "/search", {"json": {"query": "x", "root": "f" * 64}}, 404),
     pytest.param(
@@ -217,7 +188,6 @@ REST_CASES: list[Any] = [
         "/search",
         {"content": b'{"query": "x", "filters": ' + _nested(100_000) + b"}"},
         400,
-        marks=xfail(DEEP_JSON_BUG),
     ),
     pytest.param(
         "int_5000_digits",
@@ -225,7 +195,6 @@ REST_CASES: list[Any] = [
         "/search",
         {"content": b'{"query": "x", "limit": ' + b"9" * 5000 + b"}"},
         400,
-        marks=xfail(DEEP_JSON_BUG),
     ),
     ("uid_unknown", "GET", "/nodes/no/such%23node", {}, 404),
     ("uid_nul", "GET", "/nodes/a%00b", {}, 404),
@@ -247,7 +216,6 @@ REST_CASES: list[Any] = [
         "/graph/query",
         {"content": b'{"query": "MATCH (n) RETURN n", "params": {"a": ' + _nested(5000) + b"}}"},
         400,
-        marks=xfail(DEEP_JSON_BUG),
     ),
     ("unknown_route", "GET", "/nope", {}, 404),
     ("wrong_method", "GET", "/search", {}, 405),
@@ -279,13 +247,11 @@ GQL_CASES: list[Any] = [
         "surrogate_var",
         {"content": b'{"query": "' + SEARCH_Q.encode() + b'", "variables": {"q": "\\udcff"}}'},
         "query",
-        marks=xfail(SURROGATE_BUG + " (GraphQL masks it as 'Unexpected error.')"),
     ),
     pytest.param(
         "invalid_utf8",
         {"content": b'{"query": "{ roots { current } }\xff"}'},
         400,
-        marks=xfail(GQL_BODY_BUG),
     ),
     ("binary", {"content": bytes(range(256))}, 400),
     ("malformed", {"content": b'{"query": '}, 400),
@@ -341,7 +307,6 @@ GQL_CASES: list[Any] = [
         "deep_json_variables",
         {"content": b'{"query": "%s", "variables": {"f": %s}}' % (FILTERS_Q, _nested(3000))},
         400,
-        marks=xfail(GQL_BODY_BUG),
     ),
 ]
 
@@ -418,19 +383,11 @@ def test_mcp(col: Collection) -> None:
 
 
 # -- CLI --------------------------------------------------------------------------------------
-USAGE_BUG = (
-    "click usage errors (unknown option, bad integer, unknown command) print a traceback and "
-    "exit 1: typer 0.29 vendors click as typer._click, so main()'s isinstance check against "
-    "click.exceptions.ClickException never matches; fix: cli.py main() should catch "
-    "typer._click.exceptions.ClickException too and print one line, "
-    "error[usage]: e.format_message(), then exit e.exit_code (2)"
-)
-CLI_BUG_UTF8 = SURROGATE_BUG + " (argv bytes are decoded with surrogateescape)"
 CLI_CASES: list[Any] = [
     ("empty", ["search", ""], 2),
     ("100KB", ["search", "a " * 50_000], 2),  # one argv string is capped at 128 KiB by Linux
     ("10k_terms", ["search", TERMS_10K], 2),
-    pytest.param("invalid_utf8", [b"search", b"install \xff\xfe"], 2, marks=xfail(CLI_BUG_UTF8)),
+    pytest.param("invalid_utf8", [b"search", b"install \xff\xfe"], 2),
     ("control", ["search", CONTROL], 0),
     ("limit_negative", ["search", "x", "--limit", "-1"], 2),
     ("limit_huge", ["search", "x", "--limit", "9" * 30], 2),
@@ -440,9 +397,9 @@ CLI_CASES: list[Any] = [
     ("root_path", ["search", "x", "--root", "../../etc"], 2),
     ("mode_unknown", ["search", "x", "--mode", "nope"], 2),
     ("malformed_jsonl", ["index", "{bad}", "-q"], 2),
-    pytest.param("unknown_option", ["search", "x", "--colour", "r"], 2, marks=xfail(USAGE_BUG)),
-    pytest.param("limit_not_int", ["search", "x", "--limit", "ten"], 2, marks=xfail(USAGE_BUG)),
-    pytest.param("unknown_command", ["nope"], 2, marks=xfail(USAGE_BUG)),
+    pytest.param("unknown_option", ["search", "x", "--colour", "r"], 2),
+    pytest.param("limit_not_int", ["search", "x", "--limit", "ten"], 2),
+    pytest.param("unknown_command", ["nope"], 2),
 ]
 
 

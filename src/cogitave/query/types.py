@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -11,7 +12,8 @@ from cogitave.errors import QueryError
 Mode = Literal["planned", "hybrid", "bm25", "dense"]
 MODES: tuple[str, ...] = ("planned", "hybrid", "bm25", "dense")
 MAX_QUERY_CHARS = 4096
-MAX_QUERY_TERMS = 64
+MAX_QUERY_TERMS = 256
+_WORDS = re.compile(r"\w+")
 MAX_LIMIT = 1000
 MAX_OFFSET = 10_000
 
@@ -46,6 +48,14 @@ class SearchRequest:
             raise QueryError(f"query is longer than {MAX_QUERY_CHARS} characters")
         if "\x00" in self.query:
             raise QueryError("query contains a NUL character")
+        try:
+            self.query.encode("utf-8")
+        except UnicodeEncodeError:
+            raise QueryError("query is not valid Unicode text (lone surrogate)") from None
+        if len(_WORDS.findall(self.query)) > MAX_QUERY_TERMS:
+            raise QueryError(f"query has more than {MAX_QUERY_TERMS} words; shorten it")
+        if self.root is not None and not isinstance(self.root, str):
+            raise QueryError("root must be a root id (a string)")
         for name, v, hi in (("limit", self.limit, MAX_LIMIT), ("offset", self.offset, MAX_OFFSET)):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise QueryError(f"{name} must be an integer")
@@ -55,6 +65,8 @@ class SearchRequest:
         if self.mode not in MODES:
             raise QueryError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
         if self.dimensions is not None:
+            if isinstance(self.dimensions, str):
+                raise QueryError("dimensions must be a list of dimension names, not a string")
             dims = tuple(self.dimensions)
             if not dims or not all(isinstance(d, str) for d in dims):
                 raise QueryError("dimensions must be a non-empty list of dimension names")

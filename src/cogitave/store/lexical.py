@@ -158,12 +158,16 @@ class LexicalReader:
         cls, store: RootStore, rid: str, files: Mapping[str, str], schema: Schema
     ) -> LexicalReader:
         snap = store.snapshots / rid
-        if not (snap / "meta.json").exists():
+        for _ in range(3):  # a publish's retention may remove a half-built dir: build again
+            if (snap / "meta.json").exists():
+                break
             tmp = store.snapshots / f".{rid}.{os.getpid()}.{threading.get_ident()}"
             shutil.rmtree(tmp, ignore_errors=True)
-            link_tree(store, files, tmp)
             try:
+                link_tree(store, files, tmp)
                 os.rename(tmp, snap)
+            except FileNotFoundError:
+                continue
             except OSError:  # another reader materialised it first
                 shutil.rmtree(tmp, ignore_errors=True)
         return cls(snap, schema)

@@ -127,7 +127,9 @@ def publish(
         alive[killed.astype(np.int64)] = False
         alive[nids.astype(np.int64)] = True
         vectors = _embed(store, schema, base, adds, nids, alive, progress)
-        graph_entry = _graph(store, base, adds, [table.uid_of[int(n)] for n in killed])
+        added_uids = {n.uid for n in adds}
+        gone = [u for n in killed if (u := table.uid_of[int(n)]) not in added_uids]
+        graph_entry = _graph(store, base, adds, gone)
 
         manifest: dict[str, Any] = {
             **base,
@@ -150,6 +152,7 @@ def publish(
         manifest["counts"]["vector_rows"] = {
             d: sum(e["count"] for e in v) for d, v in vectors.items()
         }
+        store.check_objects(manifest)  # hashes the new objects once; readers then only stat
         rid = store.write_root(manifest)
         store.set_head(rid)
         store.retain(retention)

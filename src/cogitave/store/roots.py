@@ -126,6 +126,7 @@ class RootStore:
             except OSError:
                 shutil.copyfile(src, tmp)
             os.replace(tmp, dst)
+            fsync_dir(self.objects)
         return digest
 
     def object_path(self, digest: str) -> Path:
@@ -140,6 +141,34 @@ class RootStore:
         if verify and sha256_bytes(data) != digest:
             raise CorruptionError(f"checksum mismatch in {p}", details={"file": str(p)})
         return data
+
+    def check_objects(self, manifest: dict[str, Any]) -> None:
+        """Check every object a manifest names exists and hashes to its name.
+
+        An object is hashed once and then trusted while its size and mtime stay as recorded
+        in ``objects.verified`` (as git trusts its index): opening a root costs a ``stat`` per
+        object, and a file changed on disk after it was checked is hashed again."""
+        cache_path = self.path / "objects.verified"
+        try:
+            cache: dict[str, list[int]] = json.loads(cache_path.read_bytes())
+        except (OSError, ValueError):
+            cache = {}
+        fresh: dict[str, list[int]] = {}
+        changed = False
+        for digest in dict.fromkeys(referenced_objects(manifest)):
+            p = self.object_path(digest)
+            st = p.stat()
+            sig = [st.st_size, st.st_mtime_ns]
+            if cache.get(digest) != sig:
+                if sha256_file(p) != digest:
+                    raise CorruptionError(
+                        f"checksum mismatch in {p} (object of this root)", details={"file": str(p)}
+                    )
+                changed = True
+            fresh[digest] = sig
+        if changed:
+            with contextlib.suppress(OSError):
+                atomic_write(cache_path, json.dumps({**cache, **fresh}).encode())
 
     # -- manifests and HEAD -----------------------------------------------------------------
     def write_root(self, manifest: dict[str, Any]) -> str:
@@ -159,7 +188,7 @@ class RootStore:
     def head(self) -> str:
         p = self.path / "HEAD"
         try:
-            rid = p.read_text().strip()
+            rid = p.read_bytes().decode("ascii", errors="replace").strip()
         except FileNotFoundError as e:
             raise NotFoundError(f"no collection at {self.path} (HEAD missing)") from e
         if not is_root_id(rid):
@@ -258,10 +287,17 @@ class RootStore:
             if p.name not in live:
                 p.unlink(missing_ok=True)
         for p in self.snapshots.iterdir():
-            if p.name not in kept:
+            # only whole snapshot dirs: a reader may be building ".<root>.<pid>.<tid>" now
+            if is_root_id(p.name) and p.name not in kept:
                 shutil.rmtree(p, ignore_errors=True)
         shutil.rmtree(self.tmp, ignore_errors=True)
         self.tmp.mkdir(exist_ok=True)
+        cache_path = self.path / "objects.verified"
+        with contextlib.suppress(OSError, ValueError):
+            cache = json.loads(cache_path.read_bytes())
+            atomic_write(
+                cache_path, json.dumps({k: v for k, v in cache.items() if k in live}).encode()
+            )
         return dropped
 
 

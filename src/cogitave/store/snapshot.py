@@ -30,7 +30,9 @@ class Snapshot:
     @classmethod
     def open(cls, store: RootStore, root: str | None = None) -> Snapshot:
         rid = root or store.head()
-        return cls(store, rid, store.read_root(rid))
+        manifest = store.read_root(rid)
+        store.check_objects(manifest)
+        return cls(store, rid, manifest)
 
     @cached_property
     def schema(self) -> Schema:

@@ -346,15 +346,17 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         err.print("aborted")
         sys.exit(130)
-    except Exception as e:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
-            e.show()
-            sys.exit(e.exit_code)
-        if isinstance(e, click.exceptions.Exit):
-            sys.exit(e.exit_code)
-        raise
+    except Exception as e:
+        # Usage errors arrive here in non-standalone mode. typer may vendor its own click
+        # (typer._click), so match on behaviour, not on click's classes.
+        code = getattr(e, "exit_code", None)
+        if not isinstance(code, int):
+            raise
+        if hasattr(e, "format_message"):
+            msg = " ".join(str(e.format_message()).split())
+            sys.stderr.write(f"error[usage]: {msg} (see --help)\n")
+            sys.exit(2)
+        sys.exit(code)
 
 
 if __name__ == "__main__":

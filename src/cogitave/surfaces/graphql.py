@@ -9,6 +9,7 @@ error whose ``extensions`` carry ``code`` and ``status`` (the HTTP status REST w
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -337,4 +338,17 @@ def graphql_router(col: Collection) -> GraphQLRouter:
         return {"collection": col}
 
     # No subscriptions: the schema has none, and queries then only arrive over plain HTTP.
-    return GraphQLRouter(schema, context_getter=context, subscription_protocols=())
+    return _Router(schema, context_getter=context, subscription_protocols=())
+
+
+class _Router(GraphQLRouter):
+    """Strawberry's router with hostile bodies answered 400: its ``decode_json`` lets
+    non-UTF-8 bytes and deep nesting escape as a 500."""
+
+    def decode_json(self, data: str | bytes) -> object:
+        try:
+            return super().decode_json(data)
+        except (UnicodeDecodeError, RecursionError, ValueError) as e:
+            if isinstance(e, json.JSONDecodeError):
+                raise
+            raise json.JSONDecodeError(f"unreadable JSON body: {type(e).__name__}", "", 0) from None

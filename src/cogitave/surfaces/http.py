@@ -209,6 +209,8 @@ async def _json_body(request: Request) -> Any:
         return json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InputError(f"malformed JSON body: {e}") from None
+    except (ValueError, RecursionError):  # integers past Python's digit limit; deep nesting
+        raise InputError("JSON body too deeply nested or with numbers too large") from None
 
 
 def _validation_message(exc: RequestValidationError) -> tuple[str, list[dict[str, Any]]]:
