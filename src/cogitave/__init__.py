@@ -1,5 +1,12 @@
 """Cogitave Query: a hybrid retrieval engine for documentation and knowledge graphs."""
 
+import os
+
+# Per-query linear algebra is small (matrix-vector products over a few thousand rows): BLAS
+# threads only contend with concurrent requests and the encoder's own threads. A value the
+# user set wins. Must run before numpy is first imported.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from cogitave.errors import CogitaveError
 from cogitave.nodes import Edge, Node
 from cogitave.schema import EDGE_LABELS, Dimension, Schema, TailRule
