@@ -26,6 +26,7 @@ Measure: ``--queries`` mixed queries (a warm-up pass of other queries first), on
 Prints markdown tables; writes only under ``--cache``.
 """
 
+# ruff: noqa: I001  (cogitave is imported before numpy on purpose)
 from __future__ import annotations
 
 import argparse
@@ -42,6 +43,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+# cogitave before numpy: the package sets process-wide threading defaults (BLAS) that only
+# take effect before numpy loads, as in the CLI and the servers.
+import cogitave  # noqa: F401
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -271,8 +275,32 @@ def machine() -> str:
     return (
         f"{model}, {cores} cores, Python {platform.python_version()}, "
         f"load average {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}, "
-        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}"
+        f"BLAS threads {_blas_threads()}, commit {_commit()}"
     )
+
+
+def _blas_threads() -> str:
+    try:
+        from threadpoolctl import threadpool_info
+
+        return ",".join(str(i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas")
+    except ImportError:
+        return f"env {os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}"
+
+
+def _commit() -> str:
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(HERE), "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        return out.stdout.strip() or "?"
+    except OSError:
+        return "?"
 
 
 def fresh_query_cache() -> None:
