@@ -21,7 +21,7 @@ from cogitave.errors import ConflictError, EncoderError, NotFoundError
 from cogitave.expand.embed import DEFAULT_ENCODER, load_encoder
 from cogitave.graph import tools as graph_tools
 from cogitave.graph.query import GraphQueryResult, query_graph
-from cogitave.graph.tools import LearningPath, RelatedResult, XrefResult
+from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
 from cogitave.graph.traverse import Direction
 from cogitave.nodes import Node
 from cogitave.query.engine import Engine
@@ -197,6 +197,16 @@ class Collection:
         snap = self.snapshot
         return graph_tools.resolve_xref(
             snap.graph, ref, aliases=snap.aliases, base=base, limit=limit
+        )
+
+    def facets(
+        self, uids: Sequence[str], labels: Sequence[str] | None = None, depth: int = 1
+    ) -> Facets:
+        """Kinds, edge labels and exact-dimension values around a set of nodes (e.g. a
+        result page), through the bounded traversal."""
+        snap = self.snapshot
+        return graph_tools.facets(
+            snap.graph, list(uids), labels, depth, node_props=self._node_props(snap)
         )
 
     @staticmethod

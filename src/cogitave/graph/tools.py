@@ -15,7 +15,7 @@ import posixpath
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,13 +120,14 @@ def get_related(
 # -- facets -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Facets:
-    """Kinds of the distinct neighbours of a result set, and the labels of the edges that
-    reached them."""
+    """Kinds of the distinct neighbours of a result set, the labels of the edges that reached
+    them, and (with ``node_props``) the counts of each exact dimension's values."""
 
     kinds: dict[str, int]
     labels: dict[str, int]
     nodes: int
     truncated: bool
+    values: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def facets(
@@ -137,6 +138,7 @@ def facets(
     direction: Direction = "both",
     *,
     timeout_ms: float = DEFAULT_TIMEOUT_MS,
+    node_props: Callable[[int], Mapping[str, Any]] | None = None,
 ) -> Facets:
     """Counts over the neighbourhood (``depth`` hops) of ``ids`` (node ids or uids; unknown
     uids are skipped). The seeds themselves are not counted."""
@@ -167,7 +169,18 @@ def facets(
             nodes.add(r.node)
     kinds = Counter(graph.kind(n) for n in nodes)
     by_label = Counter(label for _, label, _ in edges)
-    return Facets(dict(kinds.most_common()), dict(by_label.most_common()), len(nodes), tr.truncated)
+    values: dict[str, Counter[str]] = {}
+    for n in nodes if node_props is not None else ():
+        for dim, v in node_props(n).items():
+            for x in v if isinstance(v, tuple | list) else (v,):
+                values.setdefault(dim, Counter())[str(x)] += 1
+    return Facets(
+        dict(kinds.most_common()),
+        dict(by_label.most_common()),
+        len(nodes),
+        tr.truncated,
+        {d: dict(c.most_common()) for d, c in values.items()},
+    )
 
 
 # -- resolve_xref -----------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 ``GET /nodes/{uid}``         the content API (uids may hold ``/``; escape ``#`` as ``%23``)
 ``GET /nodes/{uid}/related`` ``labels`` (comma list), ``direction``, ``depth``, ``limit``
 ``GET /learning-path``       ``target``
+``GET /facets``              ``uids`` (comma list), ``labels``, ``depth``
 ``GET /xref``                ``ref`` (``base``, ``limit``)
 ``POST /graph/query``        ``{"query": "MATCH ...", "params": {...}}``
 ``GET /roots``, ``/health``  the roots; liveness (never behind the API key)
@@ -292,6 +293,11 @@ def create_app(
     def learning_path(target: str) -> dict[str, Any]:
         """What to read before `target` (uid, skill:<slug>, role:<slug>, or a name)."""
         return service.learning_path(col, target)
+
+    @app.get("/facets", tags=["graph"])
+    def facets(uids: str, labels: str | None = None, depth: int = 1) -> dict[str, Any]:
+        """Kinds, edge labels and exact values around comma-separated `uids` (a result set)."""
+        return service.facets(col, uids, labels, depth)
 
     @app.get("/xref", tags=["graph"])
     def xref(ref: str, base: str | None = None, limit: int = 5) -> dict[str, Any]:

@@ -194,6 +194,21 @@ def learning_path(col: Collection, target: str) -> dict[str, Any]:
     return asdict(col.learning_path(_text("target", target)))
 
 
+FACET_MAX_UIDS = 200
+
+
+def facets(
+    col: Collection, uids: str | Sequence[str], labels: str | Sequence[str] | None = None,
+    depth: int = 1,
+) -> dict[str, Any]:
+    """Kinds, edge labels and exact values around a set of nodes (comma list or sequence)."""
+    items = [u for u in (uids.split(",") if isinstance(uids, str) else uids) if u]
+    if not items or len(items) > FACET_MAX_UIDS:
+        raise InputError(f"give between 1 and {FACET_MAX_UIDS} uids")
+    depth = _int("depth", depth, 1, MAX_DEPTH, "depth")
+    return asdict(col.facets([_text("uid", u) for u in items], parse_labels(labels), depth))
+
+
 def resolve_xref(
     col: Collection, ref: str, base: str | None = None, limit: int = 5
 ) -> dict[str, Any]:
