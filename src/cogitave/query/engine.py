@@ -286,14 +286,23 @@ class Engine:
         dense_q: dict[str, np.ndarray] = {}
         if self.has_dense:
             texts = {"__whole__": prism.whole_text or req.query}
-            for p in prism.dims:
-                if p.type == "semantic" and p.dim in self.snap.vectors:
+            semantic = [
+                p for p in prism.dims if p.type == "semantic" and p.dim in self.snap.vectors
+            ]
+            shared = len(prism.dims) == 1 and len(semantic) == 1 and not prism.rewritten.noise
+            for p in semantic:
+                # One routed dimension holding every routed term: its text is the query less
+                # its unrouted words, and the whole-query vector serves it (one encoder text
+                # per query instead of two; the encoder is most of a query's time).
+                if not shared:
                     texts[p.dim] = p.text
             if prism.residual:
                 texts["__residual__"] = prism.residual_phrase
             keys = list(texts)
             mat = self.embed([texts[k] for k in keys])  # one batched encoder call
             dense_q = dict(zip(keys, mat, strict=True))
+            if shared:
+                dense_q[semantic[0].dim] = dense_q["__whole__"]
         timings["embed"] = _ms(t)
         t = time.perf_counter()
         lenses: list[LensResult] = []
