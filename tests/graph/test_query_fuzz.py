@@ -143,7 +143,10 @@ def graph() -> GraphSegment:
 
 
 def _check(graph: GraphSegment, text: str, timeout_ms: float = TIMEOUT_MS) -> None:
-    t = time.perf_counter()
+    # The bound is on work, so it is measured in this thread's CPU time: a loaded CI box
+    # stretches wall time (preemption) without the query doing more. The wall-clock deadline
+    # itself is tested on its own (test_query_bypass: timeout in about 250 ms).
+    t = time.thread_time()
     try:
         res = query_graph(graph, text, PARAMS, timeout_ms=timeout_ms)
     except QueryGraphError as e:
@@ -153,7 +156,7 @@ def _check(graph: GraphSegment, text: str, timeout_ms: float = TIMEOUT_MS) -> No
     else:
         assert len(res.rows) <= MAX_LIMIT
         assert all(len(r) == len(res.columns) for r in res.rows)
-    assert time.perf_counter() - t < timeout_ms / 1000 + SLACK_S, text
+    assert time.thread_time() - t < timeout_ms / 1000 + SLACK_S, text
 
 
 @FUZZ
