@@ -98,7 +98,7 @@ class DimVectors:
             live = alive[keys.astype(np.int64)] if len(keys) else np.zeros(0, bool)
             self.segs.append(_Seg(keys, vecs, hnsw, int(len(keys) - live.sum())))
         self.dim = int(self.segs[0].vecs.shape[1]) if self.segs else 0
-        self._row: dict[int, tuple[int, int]] | None = None
+        self._row: tuple[np.ndarray, np.ndarray] | None = None
         self._sample: np.ndarray | None = None
         self._lock = threading.Lock()
 
@@ -136,27 +136,33 @@ class DimVectors:
         order = np.lexsort((keys, -sims))[:k]
         return keys[order], sims[order]
 
-    def _rows(self) -> dict[int, tuple[int, int]]:
+    def _rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per nid: the segment holding its vector (-1: none) and the row in it. Arrays, built
+        once per snapshot with numpy (a dict of 100k nids took 79 ms and a Python loop per
+        lookup)."""
         with self._lock:
             if self._row is None:
-                row: dict[int, tuple[int, int]] = {}
+                size = len(self.alive)
+                seg = np.full(size, -1, np.int32)
+                row = np.zeros(size, np.int64)
                 for si, s in enumerate(self.segs):
-                    for r, nid in enumerate(s.keys.tolist()):
-                        row[nid] = (si, r)
-                self._row = row
+                    keys = s.keys.astype(np.int64)
+                    seg[keys] = si
+                    row[keys] = np.arange(len(keys))
+                self._row = (seg, row)
             return self._row
 
     def vectors_of(self, nids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Stored vectors of ``nids`` (zeros where a node has none) and a has-vector mask."""
-        rows = self._rows()
-        out = np.zeros((len(nids), self.dim), np.float32)
-        has = np.zeros(len(nids), bool)
-        for i, nid in enumerate(nids):
-            loc = rows.get(int(nid))
-            if loc is not None:
-                out[i] = self.segs[loc[0]].vecs[loc[1]]
-                has[i] = True
-        return out, has
+        seg_of, row_of = self._rows()
+        ids = np.asarray(nids, np.int64).reshape(-1)
+        out = np.zeros((len(ids), self.dim), np.float32)
+        inside = (ids >= 0) & (ids < len(seg_of))
+        seg = np.where(inside, seg_of[np.where(inside, ids, 0)], -1)
+        for si in np.unique(seg[seg >= 0]).tolist():
+            pick = np.flatnonzero(seg == si)
+            out[pick] = self.segs[si].vecs[row_of[ids[pick]]]
+        return out, seg >= 0
 
     def sample(self) -> np.ndarray:
         """A seeded uniform sample (up to :data:`SAMPLE_SIZE`) of the live vectors, used to
