@@ -64,12 +64,7 @@ def bm25_evidence(
             )
     if not subs or not len(cands):
         return np.zeros(len(cands), bool)
-    among = tantivy.Query.term_set_query(lex.tschema, "nid", cands.tolist())
-    q = tantivy.Query.boolean_query(
-        [(tantivy.Occur.Must, among), (tantivy.Occur.Must, tantivy.Query.boolean_query(subs))]
-    )
-    hit = lex.matching(q, len(cands))
-    return np.isin(cands, hit)
+    return lex.matching_among(tantivy.Query.boolean_query(subs), cands)
 
 
 def dense_evidence(

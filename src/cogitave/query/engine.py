@@ -122,16 +122,9 @@ class Engine:
         lex = self.snap.lexical
         q = lex.query(f"t_{dim}", stems)
         if among is not None:
-            q = tantivy.Query.boolean_query(
-                [
-                    (
-                        tantivy.Occur.Must,
-                        tantivy.Query.term_set_query(lex.tschema, "nid", among.tolist()),
-                    ),
-                    (tantivy.Occur.Must, q),
-                ]
-            )
-        nids = lex.matching(q, EXACT_DEPTH)
+            nids = among[lex.matching_among(q, among)]
+        else:
+            nids = lex.matching(q, EXACT_DEPTH)
         nids = np.asarray(sorted(nids.tolist(), key=self.snap.uid_of), np.uint64)
         return LensResult(
             name,
@@ -348,13 +341,13 @@ class Engine:
             return nids, scores, {}
         lex = self.snap.lexical
         ts = lex.tschema
-        subs = [(tantivy.Occur.Must, tantivy.Query.term_set_query(ts, "nid", nids.tolist()))]
+        subs = [(tantivy.Occur.Must, tantivy.Query.all_query())]
         for dim, values in req.filters.items():
             vals = [v.strip().casefold() for v in values]
             subs.append((tantivy.Occur.Must, tantivy.Query.term_set_query(ts, f"x_{dim}", vals)))
         for s in excluded:
             subs.append((tantivy.Occur.MustNot, tantivy.Query.term_query(ts, ALL_FIELD, s)))
-        ok = np.isin(nids, lex.matching(tantivy.Query.boolean_query(subs), len(nids)))
+        ok = lex.matching_among(tantivy.Query.boolean_query(subs), nids)
         info = {
             "filters": dict(req.filters),
             "excluded": list(excluded),

@@ -214,3 +214,12 @@ class LexicalReader:
     def matching(self, query: tantivy.Query, limit: int) -> np.ndarray:
         """nids of every match (up to ``limit``), unordered."""
         return self.search(query, limit)[0]
+
+    def matching_among(self, query: tantivy.Query, nids: np.ndarray) -> np.ndarray:
+        """Bool mask over ``nids``: which of them ``query`` matches (one query, restricted to
+        those nids through the indexed ``nid`` field)."""
+        if not len(nids):
+            return np.zeros(0, bool)
+        among = tantivy.Query.term_set_query(self.tschema, "nid", nids.tolist())
+        q = tantivy.Query.boolean_query([(tantivy.Occur.Must, among), (tantivy.Occur.Must, query)])
+        return np.isin(nids, self.matching(q, len(nids)))
