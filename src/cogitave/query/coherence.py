@@ -50,20 +50,25 @@ class GateResult:
 def bm25_evidence(
     snap: Snapshot, p: DimPlan, homes: Mapping[str, Sequence[str]], cands: np.ndarray
 ) -> np.ndarray:
-    """Bool mask over ``cands``: matches a routed term of ``p`` in ``p.dim`` or its homes."""
-    lex = snap.lexical
+    """Bool mask over ``cands``: matches a routed term of ``p`` in ``p.dim`` or its homes.
+
+    Answered by the forward term index (binary searches over (candidate, stem) keys), or by
+    tantivy restricted to the candidates for roots written before that index."""
     schema = snap.schema
-    subs = []
+    fields: dict[str, list[str]] = {}
     for term, stem in zip(p.terms, p.stems, strict=True):
         for d in dict.fromkeys((p.dim, *homes.get(term, ()))):
-            subs.append(
-                (
-                    tantivy.Occur.Should,
-                    tantivy.Query.term_query(lex.tschema, field_name(d, schema), stem),
-                )
-            )
-    if not subs or not len(cands):
+            fields.setdefault(field_name(d, schema), []).append(stem)
+    if not fields or not len(cands):
         return np.zeros(len(cands), bool)
+    if snap.terms.available:
+        return snap.terms.matches(fields, cands)
+    lex = snap.lexical
+    subs = [
+        (tantivy.Occur.Should, tantivy.Query.term_query(lex.tschema, f, stem))
+        for f, stems in fields.items()
+        for stem in stems
+    ]
     return lex.matching_among(tantivy.Query.boolean_query(subs), cands)
 
 

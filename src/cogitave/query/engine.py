@@ -73,6 +73,7 @@ class Engine:
         rewrite(["zzzwarmupzzz"], self.snap.stats, lexicon, dims=self.snap.schema.names)
         self.snap.lexical.num_docs()
         _ = self.snap.nodes, self.snap.graph
+        self.snap.terms.warm()
         if self.has_dense:
             self.embed(["warm up"])
             for vec in self.snap.vectors.values():
@@ -120,11 +121,12 @@ class Engine:
         With other candidates present it only marks those (it never floods the pool)."""
         t0 = time.perf_counter()
         lex = self.snap.lexical
-        q = lex.query(f"t_{dim}", stems)
-        if among is not None:
-            nids = among[lex.matching_among(q, among)]
+        if among is not None and self.snap.terms.available:
+            nids = among[self.snap.terms.matches({f"t_{dim}": stems}, among)]
+        elif among is not None:
+            nids = among[lex.matching_among(lex.query(f"t_{dim}", stems), among)]
         else:
-            nids = lex.matching(q, EXACT_DEPTH)
+            nids = lex.matching(lex.query(f"t_{dim}", stems), EXACT_DEPTH)
         nids = np.asarray(sorted(nids.tolist(), key=self.snap.uid_of), np.uint64)
         return LensResult(
             name,
@@ -335,19 +337,36 @@ class Engine:
     def _filter(
         self, req: SearchRequest, prism: Prism | None, nids: np.ndarray, scores: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-        """Exact filters (for the dense legs, which cannot filter) and ``-term`` exclusions."""
+        """Exact filters (for the dense legs, which cannot filter) and ``-term`` exclusions.
+
+        Every filter must hold (the node has one of its casefolded values in ``x_<dim>``) and
+        no excluded stem may be in the node's semantic text (the ``all`` field, which is the
+        union of the ``s_<dim>`` fields). The candidates are live nodes."""
         excluded = prism.excluded_stems if prism is not None else ()
         if not len(nids) or (not req.filters and not excluded):
             return nids, scores, {}
-        lex = self.snap.lexical
-        ts = lex.tschema
-        subs = [(tantivy.Occur.Must, tantivy.Query.all_query())]
-        for dim, values in req.filters.items():
-            vals = [v.strip().casefold() for v in values]
-            subs.append((tantivy.Occur.Must, tantivy.Query.term_set_query(ts, f"x_{dim}", vals)))
-        for s in excluded:
-            subs.append((tantivy.Occur.MustNot, tantivy.Query.term_query(ts, ALL_FIELD, s)))
-        ok = lex.matching_among(tantivy.Query.boolean_query(subs), nids)
+        filters = {
+            dim: [v.strip().casefold() for v in values] for dim, values in req.filters.items()
+        }
+        terms = self.snap.terms
+        if terms.available:
+            ok = np.ones(len(nids), bool)
+            for dim, vals in filters.items():
+                ok &= terms.matches({f"x_{dim}": vals}, nids)
+            if excluded and ok.any():
+                semantic = {f"s_{d}": list(excluded) for d in self.snap.schema.semantic}
+                ok[ok] = ~terms.matches(semantic, nids[ok])
+        else:
+            lex = self.snap.lexical
+            ts = lex.tschema
+            subs = [(tantivy.Occur.Must, tantivy.Query.all_query())]
+            for dim, vals in filters.items():
+                subs.append(
+                    (tantivy.Occur.Must, tantivy.Query.term_set_query(ts, f"x_{dim}", vals))
+                )
+            for s in excluded:
+                subs.append((tantivy.Occur.MustNot, tantivy.Query.term_query(ts, ALL_FIELD, s)))
+            ok = lex.matching_among(tantivy.Query.boolean_query(subs), nids)
         info = {
             "filters": dict(req.filters),
             "excluded": list(excluded),

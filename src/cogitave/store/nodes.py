@@ -1,12 +1,14 @@
 """Node segments: the stored records of the nodes one publish added, and the live-node view.
 
-A node segment is immutable and names four objects:
+A node segment is immutable and names these objects:
 
 - ``nodes_obj``: the node records as JSON lines (what the content API returns);
 - ``offsets_obj``: ``int64`` byte offsets of each record (n + 1 entries) for random access;
 - ``nids_obj``: ``uint64`` internal ids of the records, in row order;
 - ``deletes_obj``: ``uint64`` ids this publish removed (deleted or replaced nodes);
-- ``uids_obj``: the records' uids, newline-joined (loads without parsing the records).
+- ``uids_obj``: the records' uids, newline-joined (loads without parsing the records);
+- ``terms``: per lexical field, the forward term index of the records (``keys_obj``, see
+  :mod:`cogitave.store.terms`); absent in roots written before that index.
 
 Internal ids (nids) grow monotonically across publishes, so an update is a new nid for the same
 uid and the old nid is dead forever: a deleted or replaced version can never come back.
@@ -25,6 +27,7 @@ import numpy as np
 
 from cogitave.errors import CorruptionError
 from cogitave.nodes import Node
+from cogitave.schema import Schema
 from cogitave.store.roots import RootStore
 
 
@@ -50,16 +53,23 @@ def load_npy(store: RootStore, digest: str, *, mmap: bool = True) -> np.ndarray:
 
 
 def write_node_segment(
-    store: RootStore, nodes: Sequence[Node], nids: np.ndarray, deletes: np.ndarray
+    store: RootStore,
+    nodes: Sequence[Node],
+    nids: np.ndarray,
+    deletes: np.ndarray,
+    schema: Schema,
 ) -> dict[str, Any]:
-    """Store one publish's node records; returns the segment's manifest entry."""
+    """Store one publish's node records and their term arrays; returns the segment's manifest
+    entry."""
+    from cogitave.store.terms import write_terms  # terms reads arrays through this module
+
     buf = io.BytesIO()
     offsets = np.zeros(len(nodes) + 1, np.int64)
     for i, node in enumerate(nodes):
         buf.write(json.dumps(node.to_record(), ensure_ascii=False, separators=(",", ":")).encode())
         buf.write(b"\n")
         offsets[i + 1] = buf.tell()
-    return {
+    entry: dict[str, Any] = {
         "count": len(nodes),
         "nodes_obj": store.put_bytes(buf.getvalue()),
         "offsets_obj": store.put_bytes(npy_bytes(offsets)),
@@ -68,6 +78,10 @@ def write_node_segment(
         "uids_obj": store.put_bytes("\n".join(n.uid for n in nodes).encode()),
         "deletes_obj": store.put_bytes(npy_bytes(np.asarray(deletes, np.uint64))),
     }
+    terms = write_terms(store, schema, nodes, nids)
+    if terms is not None:
+        entry["terms"] = terms
+    return entry
 
 
 @dataclass

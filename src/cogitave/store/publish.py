@@ -110,7 +110,7 @@ def publish(
 
         segments = list(base["segments"])
         if len(adds) or len(killed):
-            segments.append(write_node_segment(store, adds, nids, killed))
+            segments.append(write_node_segment(store, adds, nids, killed, schema))
 
         builder = StatsBuilder(schema)
         builder.add_all(adds, +1)

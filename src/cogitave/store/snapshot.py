@@ -1,8 +1,8 @@
 """A snapshot: everything a reader needs from one pinned root, opened once.
 
-root id -> manifest, schema, statistics, lexical reader, node table (and, as they are added,
-vector and graph segments). Nothing here changes after open: a writer publishing a new root
-never touches the files of this one.
+root id -> manifest, schema, statistics, lexical reader, node table, forward term index (and,
+as they are added, vector and graph segments). Nothing here changes after open: a writer
+publishing a new root never touches the files of this one.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from cogitave.store.graph import GraphSegment
 from cogitave.store.lexical import LexicalReader
 from cogitave.store.nodes import NodeTable
 from cogitave.store.roots import RootStore
+from cogitave.store.terms import TermIndex
 from cogitave.store.vectors import DimVectors
 
 
@@ -52,6 +53,12 @@ class Snapshot:
     @cached_property
     def nodes(self) -> NodeTable:
         return NodeTable(self.store, self.manifest["segments"], self.manifest["next_nid"])
+
+    @cached_property
+    def terms(self) -> TermIndex:
+        """Which tokens each node holds per lexical field (``available`` is false for roots
+        written before the index: ask the lexical reader then)."""
+        return TermIndex(self.store, self.manifest["segments"])
 
     @cached_property
     def vectors(self) -> dict[str, DimVectors]:

@@ -8,6 +8,8 @@ collection directory -> one :class:`RootCheck` per retained root (plus the state
     lexical     the tantivy index of its file table opens and holds ``counts.nodes`` live docs;
                 its materialised ``snapshots/<id>/``, when present, holds the same files
     nodes       node segments load with consistent rows; live nodes = ``counts.nodes``
+    terms       each node segment's term arrays load: strictly increasing ``uint64`` keys of
+                the segment's own nids, one array per lexical field of the schema
     stats       the statistics object loads; its node count agrees
     vectors     every vector segment loads (keys, vectors, HNSW graph) with matching shapes
     graph       the graph segment and alias table load; node and edge counts agree
@@ -217,6 +219,7 @@ class _Checker:
             raise _Bad(f"manifest schema does not load: {_msg(e)} (file {mpath})", mpath) from e
         self._lexical(rid, manifest, schema, n, mpath)
         alive = self._nodes(manifest, n, mpath)
+        self._terms(manifest, schema, mpath)
         self._stats(manifest, n, mpath)
         self._vectors(manifest, alive, mpath)
         self._graph(manifest, n, counts.get("edges"), mpath)
@@ -320,6 +323,46 @@ class _Checker:
                 mpath,
             )
         return table.alive
+
+    def _terms(self, manifest: dict[str, Any], schema: Schema, mpath: Path) -> None:
+        fields = {f"s_{d}" for d in schema.semantic} | {
+            f"{p}_{d}" for d in schema.exact for p in ("t", "x")
+        }
+        for seg in manifest.get("segments") or []:
+            terms = seg.get("terms")
+            if terms is None:
+                continue  # written before the forward term index: readers ask tantivy
+            if not isinstance(terms, dict):
+                raise _Bad(f"node segment terms are not an object (file {mpath})", mpath)
+            nids: np.ndarray | None = None
+            for fname, entry in terms.items():
+                if fname not in fields:
+                    raise _Bad(f"term arrays name an unknown field {fname!r} (file {mpath})", mpath)
+                if not isinstance(entry, dict) or not isinstance(entry.get("keys_obj"), str):
+                    raise _Bad(f"term arrays of {fname!r} name no object (file {mpath})", mpath)
+                p = self.store.objects / entry["keys_obj"]
+                try:
+                    keys = load_npy(self.store, entry["keys_obj"], mmap=False)
+                except (CogitaveError, ValueError, OSError, EOFError) as e:
+                    raise _Bad(
+                        f"term keys of {fname!r} do not load: {_msg(e)} (file {p})", p
+                    ) from e
+                if keys.dtype != np.uint64 or keys.ndim != 1 or len(keys) != entry.get("count"):
+                    raise _Bad(
+                        f"term keys of {fname!r} are {keys.dtype} {keys.shape}, not "
+                        f"{entry.get('count')} uint64 (file {p})",
+                        p,
+                    )
+                if len(keys) > 1 and not (keys[1:] > keys[:-1]).all():
+                    raise _Bad(f"term keys of {fname!r} are not sorted (file {p})", p)
+                if nids is None:
+                    nids = load_npy(self.store, seg["nids_obj"], mmap=False).astype(np.uint64)
+                owners = keys >> np.uint64(32)  # sorted: keys are
+                owners = owners[np.concatenate(([True], owners[1:] != owners[:-1]))]
+                if not np.isin(owners, nids).all():
+                    raise _Bad(
+                        f"term keys of {fname!r} name nodes of another segment (file {p})", p
+                    )
 
     def _stats(self, manifest: dict[str, Any], n: int, mpath: Path) -> None:
         obj = manifest.get("stats_obj")
