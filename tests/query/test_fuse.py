@@ -26,8 +26,9 @@ def test_spec_worked_example():
 
 def test_attribution_records_every_lens_rank():
     fused = rrf([lens("A", "XYZ"), lens("B", "ZXW")], lambda n: NAMES[n])
-    assert fused.ranks[IDS["X"]] == {"A": 1, "B": 2}
-    assert fused.ranks[IDS["W"]] == {"B": 3}
+    assert fused.ranks_of(IDS["X"]) == {"A": 1, "B": 2}
+    assert fused.ranks_of(IDS["W"]) == {"B": 3}
+    assert fused.ranks_of(99) == {}
 
 
 @pytest.mark.parametrize("lens_order", [("A", "B"), ("B", "A")])
@@ -54,3 +55,50 @@ def test_adding_a_lens_needs_no_recalibration():
     s3 = dict(zip(three.nids.tolist(), three.scores.tolist(), strict=True))
     assert s3[IDS["W"]] == pytest.approx(s2[IDS["W"]] + 1 / 61)
     assert s3[IDS["X"]] == s2[IDS["X"]]
+
+
+def _reference_rrf(lenses, uid_of, k=RRF_K):
+    """The formula written out with dicts (what the array version must equal)."""
+    scores: dict[int, float] = {}
+    for ls in lenses:
+        for i, nid in enumerate(ls.nids.tolist(), 1):
+            rank = 1 if ls.info.get("tied") else i
+            scores[nid] = scores.get(nid, 0.0) + ls.weight / (k + rank)
+    order = sorted(scores, key=lambda n: (-round(scores[n], 12), uid_of(n)))
+    return order, [scores[n] for n in order]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_array_fusion_equals_the_formula(seed):
+    rng = np.random.default_rng(seed)
+    pool = rng.choice(10_000, size=300, replace=False).astype(np.uint64)
+    lenses = []
+    for j in range(int(rng.integers(1, 7))):
+        picked = rng.choice(pool, size=int(rng.integers(0, 120)), replace=False)
+        lenses.append(
+            LensResult(
+                f"L{j}",
+                "bm25",
+                picked,
+                np.zeros(len(picked), np.float32),
+                weight=float(rng.choice([1.0, 0.5, 0.25])),
+                info={"tied": True} if rng.random() < 0.2 else {},
+            )
+        )
+    uid_of = lambda n: f"u{(n * 7919) % 10_007:05d}"  # noqa: E731  (uid order != nid order)
+    fused = rrf(lenses, uid_of)
+    order, scores = _reference_rrf(lenses, uid_of)
+    assert fused.nids.tolist() == order
+    assert fused.scores.tolist() == pytest.approx(scores, rel=1e-12)
+    for nid in order[:5]:
+        want = {}
+        for ls in lenses:
+            hits = ls.nids.tolist()
+            if nid in hits:
+                want[ls.name] = 1 if ls.info.get("tied") else hits.index(nid) + 1
+        assert fused.ranks_of(nid) == want
+
+
+def test_no_lenses_fuse_to_nothing():
+    fused = rrf([], lambda n: str(n))
+    assert len(fused.nids) == 0 and len(fused.scores) == 0

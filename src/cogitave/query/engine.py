@@ -30,7 +30,7 @@ from cogitave.query.boost import residual_boost
 from cogitave.query.coherence import gate
 from cogitave.query.fuse import RRF_K, rrf
 from cogitave.query.lens import LensResult
-from cogitave.query.prism import Prism, plan
+from cogitave.query.prism import DimPlan, Prism, plan
 from cogitave.query.rerank import graph_rerank
 from cogitave.query.rewrite import rewrite
 from cogitave.query.types import Hit, SearchRequest, SearchResponse
@@ -219,7 +219,7 @@ class Engine:
                 int(nid),
                 req.offset + i + 1,
                 float(score),
-                fused.ranks.get(int(nid), {}),
+                fused.ranks_of(int(nid)),
                 qterms,
                 backfill=int(nid) in set(backfilled.tolist()),
             )
@@ -280,28 +280,15 @@ class Engine:
         t = time.perf_counter()
         dense_q: dict[str, np.ndarray] = {}
         if self.has_dense:
-            texts = {"__whole__": prism.whole_text or req.query}
-            semantic = [
-                p for p in prism.dims if p.type == "semantic" and p.dim in self.snap.vectors
-            ]
-            shared = len(prism.dims) == 1 and len(semantic) == 1 and not prism.rewritten.noise
-            for p in semantic:
-                # One routed dimension holding every routed term: its text is the query less
-                # its unrouted words, and the whole-query vector serves it (one encoder text
-                # per query instead of two; the encoder is most of a query's time).
-                if not shared:
-                    texts[p.dim] = p.text
-            if prism.residual:
-                texts["__residual__"] = prism.residual_phrase
-            keys = list(texts)
-            mat = self.embed([texts[k] for k in keys])  # one batched encoder call
-            dense_q = dict(zip(keys, mat, strict=True))
-            if shared:
-                dense_q[semantic[0].dim] = dense_q["__whole__"]
+            texts = self._dense_texts(prism, req)
+            mat = self.embed(list(texts.values()))  # one batched encoder call
+            dense_q = dict(zip(texts, mat, strict=True))
+            for dim, key in self._shared_dims(prism).items():
+                dense_q[dim] = dense_q[key]
         timings["embed"] = _ms(t)
         t = time.perf_counter()
-        lenses: list[LensResult] = []
         depth = prism.anchor_depth
+        lenses: list[LensResult] = []
         if prism.whole_stems:
             lenses.append(self.bm25_lens("bm25", ALL_FIELD, prism.whole_stems, depth, req))
         if self.has_dense:
@@ -333,6 +320,31 @@ class Engine:
                 lenses.append(self.exact_lens(f"exact:{p.dim}", p.dim, p.stems, among))
         timings["lenses"] = _ms(t)
         return prism, lenses, dense_q
+
+    def _semantic_routed(self, prism: Prism) -> list[DimPlan]:
+        return [p for p in prism.dims if p.type == "semantic" and p.dim in self.snap.vectors]
+
+    def _shared_dims(self, prism: Prism) -> dict[str, str]:
+        """Routed dimensions served by the whole-query vector: one routed dimension holding
+        every routed term, no noise. Its text is the query less its unrouted words, and the
+        whole-query vector serves it (one encoder text per query instead of two; the encoder
+        is most of a query's time)."""
+        semantic = self._semantic_routed(prism)
+        if len(prism.dims) == 1 and len(semantic) == 1 and not prism.rewritten.noise:
+            return {semantic[0].dim: "__whole__"}
+        return {}
+
+    def _dense_texts(self, prism: Prism, req: SearchRequest) -> dict[str, str]:
+        """What the encoder embeds for a plan, by key: ``__whole__``, each routed semantic
+        dimension's text (unless the whole-query vector serves it), ``__residual__``."""
+        texts = {"__whole__": prism.whole_text or req.query}
+        shared = self._shared_dims(prism)
+        for p in self._semantic_routed(prism):
+            if p.dim not in shared:
+                texts[p.dim] = p.text
+        if prism.residual:
+            texts["__residual__"] = prism.residual_phrase
+        return texts
 
     def _filter(
         self, req: SearchRequest, prism: Prism | None, nids: np.ndarray, scores: np.ndarray
