@@ -142,6 +142,17 @@ class Collection:
         self.snapshot = self._snapshot(rid)
         return rid
 
+    def compact(
+        self, progress: Progress | None = None, *, retention: int = DEFAULT_RETENTION
+    ) -> str:
+        """Publish HEAD again with each dimension's vectors in one segment of its live rows
+        (fewer segments, faster dense search; nodes and indexes are otherwise unchanged).
+        Staged changes are not included: they stay staged for :meth:`publish`. Returns the
+        root id."""
+        rid = publish(self.store, [], [], progress=progress, retention=retention, compact=True)
+        self.snapshot = self._snapshot(rid)
+        return rid
+
     # -- reads ------------------------------------------------------------------------------
     def engine(self, root: str | None = None) -> Engine:
         snap = self._snapshot(root) if root else self.snapshot

@@ -68,6 +68,7 @@ def test_eval_json(indexed, tmp_path):
     "args, code",
     [
         (["search", "--collection", "{tmp}/none", "x"], "not_found"),
+        (["compact", "--collection", "{tmp}/none"], "not_found"),
         (["search", "--collection", "{col}", "  "], "query"),
         (
             ["index", "--collection", "{tmp}/c2", "--format", "jsonl", "{tmp}/missing.jsonl"],
@@ -100,3 +101,13 @@ def test_skip_bad_writes_good_records(tmp_path):
     proc = cli("index", "--collection", str(tmp_path / "c"), "--skip-bad", "-q", str(src))
     assert f"{src}:2" in proc.stderr
     assert "indexed 2 nodes (1 skipped)" in proc.stdout
+
+
+def test_compact_keeps_the_answers(indexed):
+    col = str(indexed / "col")
+    before = json.loads(cli("search", "--collection", col, "--json", "gamma delta").stdout)
+    out = cli("compact", "--collection", col, "-q").stdout
+    assert "vector segments ->" in out and "120 live nodes" in out
+    after = json.loads(cli("search", "--collection", col, "--json", "gamma delta").stdout)
+    assert after["root"] != before["root"]
+    assert [r["uid"] for r in after["results"]] == [r["uid"] for r in before["results"]]

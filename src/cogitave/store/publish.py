@@ -8,7 +8,8 @@ The write path, in order (a crash at any step leaves HEAD on the previous, whole
 4. node segment: records, offsets, nids, deletes;
 5. write-time expansion: statistics delta (+ added, - removed), applied to the previous ones;
    per-dimension embeddings of the added nodes (the collection's encoder) into vector
-   segments, merged past a segment count;
+   segments, kept to a few per dimension by a tiered merge policy (``compact`` merges each
+   dimension into one; see :mod:`cogitave.store.vectors`);
 6. manifest -> ``roots/<sha256>.json``; then HEAD moves (write temp, fsync, rename, fsync dir);
 7. retention drops roots past the retained count and unreferenced objects.
 """
@@ -34,6 +35,7 @@ from cogitave.store.graph import apply as apply_graph
 from cogitave.store.lexical import LexicalWriter
 from cogitave.store.nodes import NodeTable, write_node_segment
 from cogitave.store.roots import DEFAULT_RETENTION, RootStore
+from cogitave.store.terms import backfill_terms
 from cogitave.store.vectors import write_vectors
 
 Progress = Callable[[str, int, int], None]
@@ -71,9 +73,14 @@ def publish(
     progress: Progress | None = None,
     retention: int = DEFAULT_RETENTION,
     extra: dict[str, Any] | None = None,
+    compact: bool = False,
 ) -> str:
     """Apply ``adds`` (new or replacing nodes) and ``deletes`` (uids) on top of HEAD and publish
-    a new root. ``schema`` is required for the first publish of a collection."""
+    a new root. ``schema`` is required for the first publish of a collection.
+
+    ``compact`` also rewrites each dimension's vectors as one segment of its live rows (a
+    force-merge) and adds the forward term index to node segments written before it; with no
+    adds or deletes the other parts of the root are reused as they are."""
     progress = progress or _noop
     with store.writer_lock():
         store.init()
@@ -98,17 +105,24 @@ def publish(
         next_nid = int(base["next_nid"])
         nids = np.arange(next_nid, next_nid + len(adds), dtype=np.uint64)
 
-        work = store.tmp / uuid.uuid4().hex
-        lex = LexicalWriter(store, schema, base["lexical"]["files"] or None, work / "lex")
-        lex.delete(u for u in gone_uids if u in table.nid_of)
-        for i, (nid, node) in enumerate(zip(nids.tolist(), adds, strict=True)):
-            lex.add(nid, node)
-            if i % 1000 == 0:
-                progress("lexical", i, len(adds))
-        progress("lexical", len(adds), len(adds))
-        files = lex.commit()
+        if compact and not adds and not len(killed) and base["lexical"]["files"]:
+            files = dict(base["lexical"]["files"])  # as it is (a commit may merge segments)
+        else:
+            work = store.tmp / uuid.uuid4().hex
+            lex = LexicalWriter(store, schema, base["lexical"]["files"] or None, work / "lex")
+            lex.delete(u for u in gone_uids if u in table.nid_of)
+            for i, (nid, node) in enumerate(zip(nids.tolist(), adds, strict=True)):
+                lex.add(nid, node)
+                if i % 1000 == 0:
+                    progress("lexical", i, len(adds))
+            progress("lexical", len(adds), len(adds))
+            files = lex.commit()
 
         segments = list(base["segments"])
+        if compact:  # node segments written before the forward term index get theirs
+            segments = backfill_terms(
+                store, schema, segments, lambda n: Node.from_record(table.record(n))
+            )
         if len(adds) or len(killed):
             segments.append(write_node_segment(store, adds, nids, killed, schema))
 
@@ -126,7 +140,7 @@ def publish(
         alive[: len(table.alive)] = table.alive
         alive[killed.astype(np.int64)] = False
         alive[nids.astype(np.int64)] = True
-        vectors = _embed(store, schema, base, adds, nids, alive, progress)
+        vectors = _embed(store, schema, base, adds, nids, alive, progress, compact=compact)
         added_uids = {n.uid for n in adds}
         gone = [u for n in killed if (u := table.uid_of[int(n)]) not in added_uids]
         graph_entry = _graph(store, base, adds, gone)
@@ -167,18 +181,16 @@ def _embed(
     nids: np.ndarray,
     alive: np.ndarray,
     progress: Progress,
+    *,
+    compact: bool = False,
 ) -> dict[str, Any]:
     """Per-dimension vector segments for the added nodes (none when the collection has no
-    encoder). The encoder is the one the collection was created with."""
+    encoder), merged by the policy of :func:`write_vectors` (one per dimension with
+    ``compact``). The encoder is the one the collection was created with; it is loaded only
+    when there is text to encode."""
     spec = base.get("encoder")
     if not spec:
         return dict(base.get("vectors", {}))
-    encoder = load_encoder(spec["name"])
-    if encoder.dim != spec["dim"]:
-        raise EncoderError(
-            f"encoder {spec['name']!r} gives {encoder.dim}-d vectors, the collection stores "
-            f"{spec['dim']}-d"
-        )
     texts: dict[str, tuple[np.ndarray, list[str]]] = {}
     for dim in (*schema.semantic, WHOLE):
         rows = [
@@ -198,15 +210,24 @@ def _embed(
         done += k
         progress("embed", done, total)
 
+    matrix = np.zeros((0, spec["dim"]), np.float32)
     if total:
+        encoder = load_encoder(spec["name"])
+        if encoder.dim != spec["dim"]:
+            raise EncoderError(
+                f"encoder {spec['name']!r} gives {encoder.dim}-d vectors, the collection "
+                f"stores {spec['dim']}-d"
+            )
         progress("embed", 0, total)
-    matrix = encoder.encode(distinct, progress=step) if total else np.zeros((0, encoder.dim))
+        matrix = encoder.encode(distinct, progress=step)
     row_of = {t: i for i, t in enumerate(distinct)}
 
     def encode(dim: str, items: list[str]) -> np.ndarray:
         return matrix[[row_of[t] for t in items]]
 
-    return write_vectors(store, base.get("vectors", {}), texts, encode, alive)
+    return write_vectors(
+        store, base.get("vectors", {}), texts, encode, alive, compact=compact, progress=progress
+    )
 
 
 def _graph(

@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -117,6 +117,26 @@ def write_terms(
         field: {"keys_obj": store.put_bytes(npy_bytes(keys)), "count": len(keys)}
         for field, keys in sorted(term_keys(schema, nodes, nids).items())
     }
+
+
+def backfill_terms(
+    store: RootStore,
+    schema: Schema,
+    segments: Sequence[Mapping[str, Any]],
+    node_of: Callable[[int], Node],
+) -> list[dict[str, Any]]:
+    """Node segment entries with term arrays added where they are missing (segments written
+    before the index), from the stored records (``node_of``: nid -> node, dead ones too)."""
+    out: list[dict[str, Any]] = []
+    for seg in segments:
+        entry = dict(seg)
+        if "terms" not in entry:
+            nids = load_npy(store, entry["nids_obj"], mmap=False)
+            terms = write_terms(store, schema, [node_of(int(n)) for n in nids.tolist()], nids)
+            if terms is not None:
+                entry["terms"] = terms
+        out.append(entry)
+    return out
 
 
 class TermIndex:

@@ -123,6 +123,29 @@ def index(
 
 
 @app.command()
+def compact(
+    collection: CollectionOpt,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+) -> None:
+    """Merge each dimension's vector segments into one, then publish a new root."""
+    from cogitave.collection import Collection
+
+    col = Collection.open(collection)
+    before = _vector_segments(col.snapshot.manifest)
+    with progress_bar(not quiet) as bar:
+        rid = col.compact(progress=bar)
+    out.print(
+        f"compacted {collection}: {before} vector segments -> "
+        f"{_vector_segments(col.snapshot.manifest)}; root {rid[:12]}, {len(col)} live nodes",
+        markup=False,
+    )
+
+
+def _vector_segments(manifest: dict[str, Any]) -> int:
+    return sum(len(v) for v in (manifest.get("vectors") or {}).values())
+
+
+@app.command()
 def search(
     query: Annotated[str, typer.Argument(help="Query text.")],
     collection: CollectionOpt,
