@@ -1,4 +1,5 @@
-"""The command line: ``cogitave index | search | roots | eval | demo``.
+"""The command line: ``cogitave index | search | roots | eval | verify | compact | demo |
+serve | mcp``.
 
 A thin surface over :class:`cogitave.collection.Collection`. Errors of the engine print one
 line (``error[code]: message``) on stderr and exit 2 for bad input, 1 otherwise; never a
