@@ -11,6 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cogitave import Collection, Node, SearchRequest
@@ -132,3 +133,15 @@ def test_publish_killed_at_random_points_leaves_whole_head(tmp_path):
                 == fresh.search("alpha beta", limit=10).uids
             )
     assert published, "the child never got to publish"
+
+
+def test_uid_rank_orders_live_nodes_by_uid(collection):
+    collection.delete(["n00001"])
+    collection.add([Node(uid="a-first", dims={"title": "t", "body": "b"})])
+    collection.publish()
+    table = collection.snapshot.nodes
+    live = table.live_nids().astype(np.int64)
+    by_rank = live[np.argsort(table.uid_rank[live])]
+    assert [table.uid_of[int(n)] for n in by_rank] == sorted(table.nid_of)
+    dead = np.flatnonzero(~table.alive)
+    assert len(dead) and (table.uid_rank[dead] == len(live)).all()

@@ -89,6 +89,10 @@ def test_array_fusion_equals_the_formula(seed):
     fused = rrf(lenses, uid_of)
     order, scores = _reference_rrf(lenses, uid_of)
     assert fused.nids.tolist() == order
+    # the per-root integer uid ranks give the very same order
+    uid_rank = np.empty(10_000, np.int64)
+    uid_rank[sorted(range(10_000), key=uid_of)] = np.arange(10_000)
+    assert rrf(lenses, uid_of, uid_rank=uid_rank).nids.tolist() == order
     assert fused.scores.tolist() == pytest.approx(scores, rel=1e-12)
     for nid in order[:5]:
         want = {}

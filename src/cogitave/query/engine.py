@@ -72,7 +72,7 @@ class Engine:
         lexicon = lexicon_from_config(self.settings.lexicon)
         rewrite(["zzzwarmupzzz"], self.snap.stats, lexicon, dims=self.snap.schema.names)
         self.snap.lexical.num_docs()
-        _ = self.snap.nodes, self.snap.graph
+        _ = self.snap.nodes.uid_rank, self.snap.graph
         self.snap.terms.warm()
         if self.has_dense:
             self.embed(["warm up"])
@@ -127,7 +127,7 @@ class Engine:
             nids = among[lex.matching_among(lex.query(f"t_{dim}", stems), among)]
         else:
             nids = lex.matching(lex.query(f"t_{dim}", stems), EXACT_DEPTH)
-        nids = np.asarray(sorted(nids.tolist(), key=self.snap.uid_of), np.uint64)
+        nids = nids[np.argsort(self.snap.nodes.uid_rank[nids.astype(np.int64)], kind="stable")]
         return LensResult(
             name,
             "exact",
@@ -162,7 +162,7 @@ class Engine:
         else:
             prism, lenses, dense_q = None, self._plain_lenses(req), {}
         t = time.perf_counter()
-        fused = rrf(lenses, self.snap.uid_of)
+        fused = rrf(lenses, self.snap.uid_of, uid_rank=self.snap.nodes.uid_rank)
         nids, scores = fused.nids, fused.scores
         nids, scores, filt = self._filter(req, prism, nids, scores)
         timings["fuse"] = _ms(t)

@@ -21,6 +21,7 @@ import io
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -133,6 +134,17 @@ class NodeTable:
                 if ok:
                     self.uid_of[nid] = uid
                     self.nid_of[uid] = nid
+
+    @cached_property
+    def uid_rank(self) -> np.ndarray:
+        """Per nid, the rank of its uid among the live uids in sorted order (dead nids rank
+        last): the deterministic tie-break as one integer array, built once per root."""
+        rank = np.full(len(self.alive), len(self.nid_of), np.int64)
+        uids = sorted(self.nid_of)
+        rank[np.fromiter((self.nid_of[u] for u in uids), np.int64, len(uids))] = np.arange(
+            len(uids)
+        )
+        return rank
 
     @property
     def live_count(self) -> int:
