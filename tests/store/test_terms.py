@@ -355,3 +355,26 @@ def test_warm_joins_every_field_ahead_of_the_first_query(mixed: Collection) -> N
     assert snap.terms._keys == {}
     Engine(snap).warm()
     assert set(snap.terms._keys) == set(FIELDS)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_row_local_search_equals_set_membership(seed: int) -> None:
+    """Rows of every length (none, one key, hundreds), nids past the last row, hashes at both
+    ends of the 32-bit range: the row-local binary search answers like a set."""
+    rng = np.random.default_rng(seed)
+    vocab = [f"w{i}" for i in range(400)] + ["", "x" * 30]
+    held: dict[int, set[str]] = {}
+    for nid in range(300):
+        size = int(rng.choice([0, 1, 2, 7, 64, 250]))
+        held[nid] = {vocab[int(i)] for i in rng.choice(len(vocab), size=size, replace=False)}
+    keys = np.unique(
+        np.asarray([(nid << 32) | h32(t) for nid, toks in held.items() for t in toks], np.uint64)
+    )
+    index = TermIndex.__new__(TermIndex)
+    TermIndex.__init__(index, None, [{"terms": {"f": {}}}])  # type: ignore[arg-type]
+    index._keys["f"] = keys
+    for _ in range(20):
+        nids = rng.choice(340, size=int(rng.integers(1, 120)), replace=False).astype(np.uint64)
+        toks = [vocab[int(i)] for i in rng.choice(len(vocab), size=int(rng.integers(1, 4)))]
+        want = [bool(held.get(int(n), set()) & set(toks)) for n in nids.tolist()]
+        assert index.matches({"f": toks}, nids).tolist() == want
