@@ -198,7 +198,9 @@ FACET_MAX_UIDS = 200
 
 
 def facets(
-    col: Collection, uids: str | Sequence[str], labels: str | Sequence[str] | None = None,
+    col: Collection,
+    uids: str | Sequence[str],
+    labels: str | Sequence[str] | None = None,
     depth: int = 1,
 ) -> dict[str, Any]:
     """Kinds, edge labels and exact values around a set of nodes (comma list or sequence)."""
