@@ -546,6 +546,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--warm", type=int, default=100)
     ap.add_argument("--reps", type=int, default=3, help="runs per query (first and best reported)")
     ap.add_argument("--build-only", action="store_true")
+    ap.add_argument(
+        "--root",
+        default=None,
+        help="measure this retained root of the synthetic collection (e.g. the one before "
+        "`cogitave compact`) instead of the one with --nodes nodes",
+    )
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--no-synth", action="store_true", help="skip the synthetic collection")
     ap.add_argument(
@@ -584,7 +590,9 @@ def main(argv: list[str] | None = None) -> None:
             real = OnnxMiniLMEncoder()
             real.warm()
             register_encoder(PROXY_ENCODER, lambda: HashedBowEncoder(cost_of=real))
-        if len(col) != args.nodes:
+        if args.root:
+            col = Collection.open(path, args.root)
+        elif len(col) != args.nodes:
             col = Collection.open(path, root_with(path, args.nodes))
         queries = synth.queries(args.queries, args.nodes, seed=1)
         warm = synth.queries(args.warm, args.nodes, seed=2)
