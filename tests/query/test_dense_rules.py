@@ -111,7 +111,11 @@ def test_dense_lenses_on_workers_give_the_same_answer_as_in_turn(cat, monkeypatc
     ]
     assert engine._run_lenses.__name__ == "_run_lenses"
     threaded = [search(cat, q, mode="planned") for q in queries]
-    monkeypatch.setattr(engine, "_run_lenses", lambda slots: [job() for job in slots])
+    def in_order(slots, before_dense):
+        before_dense()
+        return [job() for job in slots]
+
+    monkeypatch.setattr(engine, "_run_lenses", in_order)
     in_turn = [search(cat, q, mode="planned") for q in queries]
     for a, b in zip(threaded, in_turn, strict=True):
         assert [r.uid for r in a.results] == [r.uid for r in b.results]

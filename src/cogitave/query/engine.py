@@ -48,6 +48,8 @@ _QUERY_ENCODERS: dict[str, CachedQueryEncoder] = {}
 # Dense lenses of one query run side by side: HNSW search releases the GIL, and on 2 cores two
 # searches at once take 1.09 ms against 1.72 ms in turn (100k rows, 384-d).
 _DENSE_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="cogitave-dense")
+# Query encodings run beside the BM25 lenses (a few workers: servers search from threads).
+_ENCODE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="cogitave-encode")
 
 
 def query_encoder(name: str) -> CachedQueryEncoder:
@@ -283,23 +285,17 @@ class Engine:
         prism = plan(req, self.snap, self.settings, lexicon, self.embed if self.has_dense else None)
         timings["plan"] = _ms(t)
         t = time.perf_counter()
+        # The encoder runs on a worker while this thread runs the BM25 lenses (onnxruntime
+        # releases the GIL); the dense lenses wait for its vectors.
         dense_q: dict[str, np.ndarray] = {}
-        if self.has_dense:
-            texts = self._dense_texts(prism, req)
-            mat = self.embed(list(texts.values()))  # one batched encoder call
-            dense_q = dict(zip(texts, mat, strict=True))
-            for dim, key in self._shared_dims(prism).items():
-                dense_q[dim] = dense_q[key]
-        timings["embed"] = _ms(t)
-        t = time.perf_counter()
+        texts = self._dense_texts(prism, req) if self.has_dense else {}
+        encoding = _ENCODE_POOL.submit(self._embed_timed, list(texts.values())) if texts else None
         depth = prism.anchor_depth
-        # Lenses in their fixed order; the dense ones run on worker threads (usearch releases
-        # the GIL) while this thread runs the BM25 ones.
         slots: list[Callable[[], LensResult]] = []
         if prism.whole_stems:
             slots.append(partial(self.bm25_lens, "bm25", ALL_FIELD, prism.whole_stems, depth, req))
         if self.has_dense:
-            slots.append(self._dense_job("dense", WHOLE, dense_q["__whole__"], depth))
+            slots.append(self._dense_job("dense", WHOLE, dense_q, "__whole__", depth))
         for p in prism.dims:
             if p.type == "semantic":
                 slots.append(
@@ -307,22 +303,32 @@ class Engine:
                         self.bm25_lens, f"bm25:{p.dim}", f"s_{p.dim}", p.stems, p.bm25_depth, req
                     )
                 )
-                if p.dim in dense_q:
+                if p.dim in texts or p.dim in self._shared_dims(prism):
                     slots.append(
-                        self._dense_job(f"dense:{p.dim}", p.dim, dense_q[p.dim], p.dense_depth)
+                        self._dense_job(f"dense:{p.dim}", p.dim, dense_q, p.dim, p.dense_depth)
                     )
         for c in prism.channels:
             slots.append(
                 self._dense_job(
                     f"channel:{c.dim}",
                     c.dim,
-                    dense_q["__whole__"],
+                    dense_q,
+                    "__whole__",
                     depth,
                     weight=c.weight,
                     kind="channel",
                 )
             )
-        lenses = _run_lenses(slots)
+
+        def vectors() -> None:
+            timings["embed"] = 0.0
+            if encoding is not None:
+                mat, timings["embed"] = encoding.result()
+                dense_q.update(zip(texts, mat, strict=True))
+                for dim, key in self._shared_dims(prism).items():
+                    dense_q[dim] = dense_q[key]
+
+        lenses = _run_lenses(slots, vectors)
         pool = np.unique(np.concatenate([lens.nids for lens in lenses])) if lenses else None
         for p in prism.dims:
             if p.type == "exact":
@@ -335,13 +341,23 @@ class Engine:
         self,
         name: str,
         dim: str,
-        q: np.ndarray,
+        vectors: Mapping[str, np.ndarray],
+        key: str,
         depth: int,
         *,
         weight: float = 1.0,
         kind: str = "dense",
     ) -> _DenseJob:
-        return _DenseJob(partial(self.dense_lens, name, dim, q, depth, weight=weight, kind=kind))
+        """A dense lens over ``dim`` with the query vector ``vectors[key]`` (read when it
+        runs: the encoder may still be working when the job is made)."""
+        return _DenseJob(
+            lambda: self.dense_lens(name, dim, vectors[key], depth, weight=weight, kind=kind)
+        )
+
+    def _embed_timed(self, texts: list[str]) -> tuple[np.ndarray, float]:
+        """One batched encoder call and its time in ms."""
+        t = time.perf_counter()
+        return self.embed(texts), _ms(t)
 
     def _semantic_routed(self, prism: Prism) -> list[DimPlan]:
         return [p for p in prism.dims if p.type == "semantic" and p.dim in self.snap.vectors]
@@ -444,15 +460,20 @@ class _DenseJob:
         return self.run()
 
 
-def _run_lenses(slots: Sequence[Callable[[], LensResult]]) -> list[LensResult]:
-    """Run the lenses, dense ones on :data:`_DENSE_POOL` while this thread runs the others
-    (one dense lens alone runs here: a hand-off costs more than it overlaps). The result keeps
-    the slots' order."""
+def _run_lenses(
+    slots: Sequence[Callable[[], LensResult]], before_dense: Callable[[], None]
+) -> list[LensResult]:
+    """Run the lenses: the others on this thread first, then ``before_dense`` (waits for the
+    query vectors), then the dense ones, all but the first on :data:`_DENSE_POOL` (one dense
+    lens alone runs here: a hand-off costs more than it overlaps). Results in slot order."""
+    out: dict[int, LensResult] = {
+        i: job() for i, job in enumerate(slots) if not isinstance(job, _DenseJob)
+    }
     dense = [i for i, job in enumerate(slots) if isinstance(job, _DenseJob)]
-    if len(dense) < 2:
-        return [job() for job in slots]
+    before_dense()
     pending = {i: _DENSE_POOL.submit(slots[i]) for i in dense[1:]}
-    out: dict[int, LensResult] = {i: job() for i, job in enumerate(slots) if i not in pending}
+    if dense:
+        out[dense[0]] = slots[dense[0]]()
     out.update({i: f.result() for i, f in pending.items()})
     return [out[i] for i in range(len(slots))]
 
