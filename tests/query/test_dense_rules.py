@@ -111,6 +111,7 @@ def test_dense_lenses_on_workers_give_the_same_answer_as_in_turn(cat, monkeypatc
     ]
     assert engine._run_lenses.__name__ == "_run_lenses"
     threaded = [search(cat, q, mode="planned") for q in queries]
+
     def in_order(slots, before_dense):
         before_dense()
         return [job() for job in slots]
