@@ -94,13 +94,16 @@ def test_array_fusion_equals_the_formula(seed):
     uid_rank[sorted(range(10_000), key=uid_of)] = np.arange(10_000)
     assert rrf(lenses, uid_of, uid_rank=uid_rank).nids.tolist() == order
     assert fused.scores.tolist() == pytest.approx(scores, rel=1e-12)
-    for nid in order[:5]:
+    page = []
+    for nid in order[:10]:
         want = {}
         for ls in lenses:
             hits = ls.nids.tolist()
             if nid in hits:
                 want[ls.name] = 1 if ls.info.get("tied") else hits.index(nid) + 1
         assert fused.ranks_of(nid) == want
+        page.append(want)
+    assert fused.ranks_for(np.asarray(order[:10], np.uint64)) == page
 
 
 def test_no_lenses_fuse_to_nothing():

@@ -221,16 +221,19 @@ class Engine:
         qterms = set(analysis.surface(req.query))
         if prism is not None:
             qterms |= set(prism.rewritten.tokens)
+        backfill_set = set(backfilled.tolist())
         results = tuple(
             self._hit(
                 int(nid),
                 req.offset + i + 1,
                 float(score),
-                fused.ranks_of(int(nid)),
+                ranks,
                 qterms,
-                backfill=int(nid) in set(backfilled.tolist()),
+                backfill=int(nid) in backfill_set,
             )
-            for i, (nid, score) in enumerate(zip(nids[page], scores[page], strict=True))
+            for i, (nid, score, ranks) in enumerate(
+                zip(nids[page], scores[page], fused.ranks_for(nids[page]), strict=True)
+            )
         )
         timings["present"] = _ms(t)
         diag.update(

@@ -36,12 +36,21 @@ class Fused:
 
     def ranks_of(self, nid: int) -> dict[str, int]:
         """The rank of ``nid`` in every lens that returned it (lens name -> rank from 1)."""
-        out: dict[str, int] = {}
+        return self.ranks_for(np.asarray([nid], np.uint64))[0]
+
+    def ranks_for(self, nids: np.ndarray) -> list[dict[str, int]]:
+        """Per nid of ``nids`` (a page of hits), its rank in every lens that returned it: one
+        pass over each lens (34 us for a 10-hit page over 5 lenses of 150, against 108 us
+        for an array search per hit and lens)."""
+        page = [int(n) for n in np.asarray(nids, np.uint64).tolist()]
+        out: dict[int, dict[str, int]] = {n: {} for n in page}
         for lens in self.lenses:
-            at = np.flatnonzero(lens.nids == np.uint64(nid))
-            if len(at):
-                out[lens.name] = 1 if lens.info.get("tied") else int(at[0]) + 1
-        return out
+            tied = bool(lens.info.get("tied"))
+            for at, nid in enumerate(lens.nids.tolist(), 1):
+                got = out.get(nid)
+                if got is not None:
+                    got[lens.name] = 1 if tied else at
+        return [out[n] for n in page]
 
 
 def rrf(
