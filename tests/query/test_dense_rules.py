@@ -3,6 +3,8 @@ channels, the embedding fallback. Run on the catalogue with the real encoder."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -127,3 +129,29 @@ def test_dense_lenses_on_workers_give_the_same_answer_as_in_turn(cat, monkeypatc
         sum(x["kind"] in ("dense", "channel") for x in r.diagnostics["lenses"]) >= 2
         for r in threaded
     )
+
+
+def _search_in_child(col, query, conn):
+    conn.send(search(col, query, mode="planned").uids)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork start method")
+def test_a_forked_child_searches_after_its_parent_did(cat):
+    """The per-query worker pools belong to a process: a child forked after the parent ran
+    searches (and so started pool threads) gets its own pools instead of waiting forever on
+    its parent's threads, which do not exist in the child."""
+    import multiprocessing
+
+    search(cat, "heart attack aspirin risk in older people", mode="planned")
+    query = "aspirin and the risk of a heart attack"  # not in the copied embedding cache
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_search_in_child, args=(cat, query, child))
+    proc.start()
+    try:
+        assert parent.poll(60), "the forked child never answered"
+        assert parent.recv() == search(cat, query, mode="planned").uids
+    finally:
+        proc.join(10)
+        if proc.is_alive():
+            proc.kill()

@@ -12,7 +12,9 @@ the request, so a shard could run it. Diagnostics are always on: they are cheap.
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -45,11 +47,26 @@ EXACT_DEPTH = 1000
 SNIPPET_CHARS = 240
 
 _QUERY_ENCODERS: dict[str, CachedQueryEncoder] = {}
-# Dense lenses of one query run side by side: HNSW search releases the GIL, and on 2 cores two
-# searches at once take 1.09 ms against 1.72 ms in turn (100k rows, 384-d).
-_DENSE_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="cogitave-dense")
-# Query encodings run beside the BM25 lenses (a few workers: servers search from threads).
-_ENCODE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="cogitave-encode")
+# Worker pools of a query: its dense lenses side by side (HNSW search releases the GIL; on 2
+# cores two searches at once take 1.09 ms against 1.72 ms in turn at 100k rows, 384-d), and its
+# encoder call beside the BM25 lenses (a few workers: servers search from several threads).
+_POOL_SIZES = {"dense": 2, "encode": 4}
+_POOLS: dict[str, tuple[int, ThreadPoolExecutor]] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(name: str) -> ThreadPoolExecutor:
+    """The process's pool ``name``, made on first use in each process (a pool copied into a
+    forked child would count its parent's idle threads and never start its own)."""
+    pid = os.getpid()
+    got = _POOLS.get(name)
+    if got is None or got[0] != pid:
+        with _POOLS_LOCK:
+            got = _POOLS.get(name)
+            if got is None or got[0] != pid:
+                pool = ThreadPoolExecutor(_POOL_SIZES[name], thread_name_prefix=f"cogitave-{name}")
+                got = _POOLS[name] = (pid, pool)
+    return got[1]
 
 
 def query_encoder(name: str) -> CachedQueryEncoder:
@@ -292,7 +309,9 @@ class Engine:
         # releases the GIL); the dense lenses wait for its vectors.
         dense_q: dict[str, np.ndarray] = {}
         texts = self._dense_texts(prism, req) if self.has_dense else {}
-        encoding = _ENCODE_POOL.submit(self._embed_timed, list(texts.values())) if texts else None
+        encoding = (
+            _pool("encode").submit(self._embed_timed, list(texts.values())) if texts else None
+        )
         depth = prism.anchor_depth
         slots: list[Callable[[], LensResult]] = []
         if prism.whole_stems:
@@ -467,14 +486,14 @@ def _run_lenses(
     slots: Sequence[Callable[[], LensResult]], before_dense: Callable[[], None]
 ) -> list[LensResult]:
     """Run the lenses: the others on this thread first, then ``before_dense`` (waits for the
-    query vectors), then the dense ones, all but the first on :data:`_DENSE_POOL` (one dense
+    query vectors), then the dense ones, all but the first on the ``dense`` pool (one dense
     lens alone runs here: a hand-off costs more than it overlaps). Results in slot order."""
     out: dict[int, LensResult] = {
         i: job() for i, job in enumerate(slots) if not isinstance(job, _DenseJob)
     }
     dense = [i for i, job in enumerate(slots) if isinstance(job, _DenseJob)]
     before_dense()
-    pending = {i: _DENSE_POOL.submit(slots[i]) for i in dense[1:]}
+    pending = {i: _pool("dense").submit(slots[i]) for i in dense[1:]}
     if dense:
         out[dense[0]] = slots[dense[0]]()
     out.update({i: f.result() for i, f in pending.items()})
