@@ -430,14 +430,6 @@ def compact_dimension(
     return [_store(store, _merge(store, large[0], large[1:], alive, max_dead=0.0))]
 
 
-def merge_segments(
-    store: RootStore, entries: Sequence[Mapping[str, Any]], alive: np.ndarray
-) -> dict[str, Any]:
-    """One segment holding the live rows of ``entries``, rebuilt from scratch."""
-    keys, vecs = _gather(store, [_stored(store, e, alive) for e in entries], alive)
-    return build_segment(store, keys, vecs)
-
-
 def write_vectors(
     store: RootStore,
     base: Mapping[str, Sequence[Mapping[str, Any]]],
