@@ -201,6 +201,29 @@ def _neighbours(
     return out
 
 
+def _tick(result: Traversal, deadline: float) -> None:
+    """Count one edge expansion; every CLOCK_EVERY of them, check the deadline."""
+    result.expansions += 1
+    if not result.expansions & (CLOCK_EVERY - 1) and time.monotonic() > deadline:
+        raise _timeout(result.expansions)
+
+
+def _emit(
+    result: Traversal,
+    max_rows: int,
+    node_filter: NodeFilter | None,
+    seed: int,
+    node: int,
+    depth: int,
+    path: tuple[Hop, ...],
+) -> None:
+    """Add the row reaching ``node`` if it passes the filter; past ``max_rows``, stop."""
+    if node_filter is None or node_filter(node):
+        if len(result.rows) >= max_rows:
+            raise _Full
+        result.rows.append(Row(seed, node, depth, path))
+
+
 def _walk_nodes(
     seed: int,
     arms: list[_Arm],
@@ -213,29 +236,21 @@ def _walk_nodes(
     result: Traversal,
 ) -> None:
     """Breadth-first: each node once per seed, with its shortest path."""
-    rows = result.rows
-    if min_depth == 0 and (node_filter is None or node_filter(seed)):
-        if len(rows) >= max_rows:
-            raise _Full
-        rows.append(Row(seed, seed, 0, ()))
+    if min_depth == 0:
+        _emit(result, max_rows, node_filter, seed, seed, 0, ())
     seen = {seed}
     frontier: list[tuple[int, tuple[Hop, ...]]] = [(seed, ())]
-    mask = CLOCK_EVERY - 1
     for depth in range(1, max_depth + 1):
         nxt: list[tuple[int, tuple[Hop, ...]]] = []
         for u, path in frontier:
             for label, d, v in _neighbours(u, arms, both):
-                result.expansions += 1
-                if not result.expansions & mask and time.monotonic() > deadline:
-                    raise _timeout(result.expansions)
+                _tick(result, deadline)
                 if v in seen:
                     continue
                 seen.add(v)
                 p2 = (*path, Hop(label, d, v))
-                if depth >= min_depth and (node_filter is None or node_filter(v)):
-                    if len(rows) >= max_rows:
-                        raise _Full
-                    rows.append(Row(seed, v, depth, p2))
+                if depth >= min_depth:
+                    _emit(result, max_rows, node_filter, seed, v, depth, p2)
                 if depth < max_depth:
                     nxt.append((v, p2))
         frontier = nxt
@@ -255,29 +270,21 @@ def _walk_edges(
     result: Traversal,
 ) -> None:
     """Depth-first path enumeration, no relationship twice in one path (openCypher)."""
-    rows = result.rows
-    if min_depth == 0 and (node_filter is None or node_filter(seed)):
-        if len(rows) >= max_rows:
-            raise _Full
-        rows.append(Row(seed, seed, 0, ()))
-    mask = CLOCK_EVERY - 1
+    if min_depth == 0:
+        _emit(result, max_rows, node_filter, seed, seed, 0, ())
 
     def dfs(
         u: int, depth: int, path: tuple[Hop, ...], used: tuple[tuple[int, str, int], ...]
     ) -> None:
         nd = depth + 1
         for label, d, v in _neighbours(u, arms, both):
-            result.expansions += 1
-            if not result.expansions & mask and time.monotonic() > deadline:
-                raise _timeout(result.expansions)
+            _tick(result, deadline)
             edge = (u, label, v) if d == "out" else (v, label, u)
             if edge in used:
                 continue
             p2 = (*path, Hop(label, d, v))
-            if nd >= min_depth and (node_filter is None or node_filter(v)):
-                if len(rows) >= max_rows:
-                    raise _Full
-                rows.append(Row(seed, v, nd, p2))
+            if nd >= min_depth:
+                _emit(result, max_rows, node_filter, seed, v, nd, p2)
             if nd < max_depth:
                 dfs(v, nd, p2, (*used, edge))
 
