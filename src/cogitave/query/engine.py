@@ -308,7 +308,8 @@ class Engine:
         # The encoder runs on a worker while this thread runs the BM25 lenses (onnxruntime
         # releases the GIL); the dense lenses wait for its vectors.
         dense_q: dict[str, np.ndarray] = {}
-        texts = self._dense_texts(prism, req) if self.has_dense else {}
+        shared = self._shared_dims(prism) if self.has_dense else {}
+        texts = self._dense_texts(prism, req, shared) if self.has_dense else {}
         encoding = (
             _pool("encode").submit(self._embed_timed, list(texts.values())) if texts else None
         )
@@ -325,7 +326,7 @@ class Engine:
                         self.bm25_lens, f"bm25:{p.dim}", f"s_{p.dim}", p.stems, p.bm25_depth, req
                     )
                 )
-                if p.dim in texts or p.dim in self._shared_dims(prism):
+                if p.dim in texts or p.dim in shared:
                     slots.append(
                         self._dense_job(f"dense:{p.dim}", p.dim, dense_q, p.dim, p.dense_depth)
                     )
@@ -347,7 +348,7 @@ class Engine:
             if encoding is not None:
                 mat, timings["embed"] = encoding.result()
                 dense_q.update(zip(texts, mat, strict=True))
-                for dim, key in self._shared_dims(prism).items():
+                for dim, key in shared.items():
                     dense_q[dim] = dense_q[key]
 
         lenses = _run_lenses(slots, vectors)
@@ -394,11 +395,13 @@ class Engine:
             return {semantic[0].dim: "__whole__"}
         return {}
 
-    def _dense_texts(self, prism: Prism, req: SearchRequest) -> dict[str, str]:
+    def _dense_texts(
+        self, prism: Prism, req: SearchRequest, shared: Mapping[str, str]
+    ) -> dict[str, str]:
         """What the encoder embeds for a plan, by key: ``__whole__``, each routed semantic
-        dimension's text (unless the whole-query vector serves it), ``__residual__``."""
+        dimension's text (unless ``shared``: the whole-query vector serves it),
+        ``__residual__``."""
         texts = {"__whole__": prism.whole_text or req.query}
-        shared = self._shared_dims(prism)
         for p in self._semantic_routed(prism):
             if p.dim not in shared:
                 texts[p.dim] = p.text

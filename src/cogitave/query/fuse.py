@@ -34,10 +34,6 @@ class Fused:
     scores: np.ndarray
     lenses: tuple[LensResult, ...] = ()
 
-    def ranks_of(self, nid: int) -> dict[str, int]:
-        """The rank of ``nid`` in every lens that returned it (lens name -> rank from 1)."""
-        return self.ranks_for(np.asarray([nid], np.uint64))[0]
-
     def ranks_for(self, nids: np.ndarray) -> list[dict[str, int]]:
         """Per nid of ``nids`` (a page of hits), its rank in every lens that returned it: one
         pass over each lens (34 us for a 10-hit page over 5 lenses of 150, against 108 us
