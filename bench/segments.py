@@ -55,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _machine import machine_line
 
 from cogitave.store import vectors
-from cogitave.store.nodes import npy_bytes
+from cogitave.store.arrays import npy_bytes
 from cogitave.store.roots import RootStore
 from usearch.index import Index
 
@@ -231,7 +231,8 @@ def table(layouts: Sequence[Layout], queries: np.ndarray, warm: np.ndarray, roun
 def stored(path: Path, dim: str, seed: int) -> tuple[list[Layout], np.ndarray, np.ndarray]:
     """Read-only layouts of a collection's dimension at HEAD (as stored, its largest segment
     alone, its largest two) and queries: stored vectors of the largest segment, perturbed."""
-    from cogitave.store.nodes import NodeTable, load_npy
+    from cogitave.store.arrays import load_npy
+    from cogitave.store.nodes import NodeTable
 
     store = RootStore(path)
     manifest = store.read_root(store.head())

@@ -5,7 +5,7 @@
 >>> col.search(SearchRequest(query="leather boots", limit=10))
 
 A ``Collection`` reads through a pinned snapshot (HEAD when opened, or a retained root by id)
-and writes through :func:`cogitave.store.publish.publish`. After ``publish()`` the collection
+and writes through :func:`cogitave.publish.publish`. After ``publish()`` the collection
 moves to the new root; other open readers keep theirs.
 """
 
@@ -24,10 +24,10 @@ from cogitave.graph.query import GraphQueryResult, query_graph
 from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
 from cogitave.graph.traverse import Direction
 from cogitave.nodes import Node
+from cogitave.publish import Progress, empty_manifest, publish
 from cogitave.query.engine import Engine
 from cogitave.query.types import SearchRequest, SearchResponse
 from cogitave.schema import Schema
-from cogitave.store.publish import Progress, empty_manifest, publish
 from cogitave.store.roots import DEFAULT_RETENTION, RootInfo, RootStore
 from cogitave.store.snapshot import Snapshot
 
@@ -171,12 +171,14 @@ class Collection:
         """Load what the first query would (lexicon, encoder, indexes) ahead of traffic."""
         self.engine().warm()
 
-    def get(self, uid: str) -> Node:
-        """A live node by uid (the content API)."""
-        nid = self.snapshot.nodes.nid_of.get(uid)
+    def get(self, uid: str, *, root: str | None = None) -> Node:
+        """A live node by uid (the content API), from ``root`` (a retained root id, e.g. the
+        one a search answered from) or the collection's current root."""
+        snap = self._snapshot(root) if root else self.snapshot
+        nid = snap.nodes.nid_of.get(uid)
         if nid is None:
-            raise NotFoundError(f"no node with uid {uid!r} in root {self.root[:12]}")
-        return self.snapshot.nodes.node(nid)
+            raise NotFoundError(f"no node with uid {uid!r} in root {snap.root[:12]}")
+        return snap.nodes.node(nid)
 
     # -- the graph: every call goes through the one bounded traversal ------------------------
     def query_graph(

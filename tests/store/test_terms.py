@@ -17,8 +17,8 @@ from cogitave import Collection, Node, SearchRequest
 from cogitave.config import Settings
 from cogitave.query.engine import Engine
 from cogitave.schema import Dimension, Schema, TailRule
+from cogitave.store.arrays import npy_bytes
 from cogitave.store.lexical import LexicalReader
-from cogitave.store.nodes import npy_bytes
 from cogitave.store.roots import RootStore, referenced_objects
 from cogitave.store.snapshot import Snapshot
 from cogitave.store.terms import TermIndex, field_tokens, h32

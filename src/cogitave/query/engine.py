@@ -472,6 +472,9 @@ class Engine:
             title=title_of(node, self.snap.schema.semantic),
             snippet=snippet(node, self.snap.schema.semantic, qterms),
             lenses=lenses,
+            url=_meta_str(node, "url"),
+            path=_meta_str(node, "path"),
+            breadcrumb=_breadcrumb(node),
         )
 
 
@@ -514,6 +517,18 @@ def _no_boost_reason(prism: Prism) -> str:
     if n < 2:
         return f"{n} dropped real-word term(s); the boost needs at least 2"
     return "no routed core"
+
+
+def _meta_str(node: Node, key: str) -> str:
+    value = node.meta.get(key) if isinstance(node.meta, Mapping) else None
+    return value if isinstance(value, str) else ""
+
+
+def _breadcrumb(node: Node) -> tuple[str, ...]:
+    value = node.meta.get("breadcrumb") if isinstance(node.meta, Mapping) else None
+    if isinstance(value, list | tuple):
+        return tuple(str(x) for x in value if isinstance(x, str) and x)
+    return ()
 
 
 def title_of(node: Node, semantic: list[str]) -> str:

@@ -114,7 +114,11 @@ class SearchRequest:
 
 @dataclass(frozen=True)
 class Hit:
-    """One result. ``lenses`` maps lens name to the rank (from 1) the node had there."""
+    """One result. ``lenses`` maps lens name to the rank (from 1) the node had there.
+
+    ``url``, ``path`` and ``breadcrumb`` come from the node as stored in the root that was
+    searched (a surface never looks them up again elsewhere); they are empty when the source
+    gave none."""
 
     uid: str
     rank: int
@@ -123,9 +127,14 @@ class Hit:
     title: str
     snippet: str
     lenses: Mapping[str, int] = field(default_factory=dict)
+    url: str = ""
+    path: str = ""
+    breadcrumb: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out["breadcrumb"] = list(self.breadcrumb)
+        return out
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from cogitave.expand import analysis
 from cogitave.expand.stats import dim_texts
 from cogitave.nodes import Node
 from cogitave.schema import Schema
-from cogitave.store.nodes import load_npy, npy_bytes
+from cogitave.store.arrays import load_npy, npy_bytes
 from cogitave.store.roots import RootStore
 
 _SHIFT = np.uint64(32)

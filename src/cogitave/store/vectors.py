@@ -68,7 +68,7 @@ import numpy as np
 import onnxruntime  # noqa: F401  (must load before usearch: the reverse order segfaults)
 from usearch.index import Index
 
-from cogitave.store.nodes import load_npy, npy_bytes
+from cogitave.store.arrays import load_npy, npy_bytes
 from cogitave.store.roots import RootStore
 
 EXACT_BELOW = 4096

@@ -36,9 +36,9 @@ import numpy as np
 from cogitave.errors import CogitaveError, CorruptionError, NotFoundError
 from cogitave.expand.stats import CorpusStats
 from cogitave.schema import Schema
+from cogitave.store.arrays import load_npy
 from cogitave.store.graph import GraphSegment
 from cogitave.store.lexical import LexicalReader
-from cogitave.store.nodes import load_npy
 from cogitave.store.roots import RootStore, is_root_id, sha256_file
 from cogitave.store.vectors import DimVectors
 

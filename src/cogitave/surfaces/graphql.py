@@ -105,6 +105,9 @@ class Hit:
     title: str
     snippet: str
     lenses: JSON
+    url: str
+    path: str
+    breadcrumb: list[str]
 
     @strawberry.field(description="The full node (content API).")
     async def node(self, info: Info) -> Node:
@@ -246,6 +249,9 @@ class Query:
                 title=h.title,
                 snippet=h.snippet,
                 lenses=dict(h.lenses),
+                url=h.url,
+                path=h.path,
+                breadcrumb=list(h.breadcrumb),
             )
             for h in res.results
         ]

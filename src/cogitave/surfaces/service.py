@@ -98,16 +98,8 @@ def node_record(node: Node) -> dict[str, Any]:
     return rec
 
 
-def _meta(col: Collection, uid: str) -> Mapping[str, Any]:
-    try:
-        return col.get(uid).meta
-    except CogitaveError:  # a hit from a pinned root that HEAD no longer holds
-        return {}
-
-
-def hit_summary(col: Collection, hit: Hit) -> dict[str, Any]:
+def hit_summary(hit: Hit) -> dict[str, Any]:
     """A compact hit for an agent: identity, text, where it lives, and its rank."""
-    meta = _meta(col, hit.uid)
     out: dict[str, Any] = {
         "uid": hit.uid,
         "kind": hit.kind,
@@ -115,8 +107,10 @@ def hit_summary(col: Collection, hit: Hit) -> dict[str, Any]:
         "snippet": hit.snippet,
     }
     for key in ("url", "path"):
-        if isinstance(meta.get(key), str):
-            out[key] = meta[key]
+        if getattr(hit, key):
+            out[key] = getattr(hit, key)
+    if hit.breadcrumb:
+        out["breadcrumb"] = list(hit.breadcrumb)
     out |= {"score": hit.score, "rank": hit.rank, "content": content_link(hit.uid)}
     return out
 
@@ -136,7 +130,7 @@ def search_compact(col: Collection, request: SearchRequest) -> dict[str, Any]:
     res = search(col, request)
     diag = dict(res.diagnostics) if request.explain else diagnostics_summary(res.diagnostics)
     return {
-        "results": [hit_summary(col, h) for h in res.results],
+        "results": [hit_summary(h) for h in res.results],
         "root": res.root,
         "diagnostics": diag,
     }
@@ -151,7 +145,7 @@ def code_search(
         filters["language"] = _text("language", language).casefold()
     out = search_compact(col, SearchRequest(query=query, limit=limit, filters=filters))
     for item in out["results"]:
-        node = col.get(item["uid"])
+        node = col.get(item["uid"], root=out["root"])  # the root the search answered from
         item["language"] = node.dims.get("language")
         item["code"] = node.dims.get("code")
     return out
