@@ -1,22 +1,30 @@
 """A snapshot: everything a reader needs from one pinned root, opened once.
 
-root id -> manifest, schema, statistics, lexical reader, node table, forward term index (and,
-as they are added, vector and graph segments). Nothing here changes after open: a writer
-publishing a new root never touches the files of this one.
+root id -> manifest, schema, statistics, lexical reader, node table, forward term index,
+vector and graph segments. Nothing here changes after open: a writer publishing a new root
+never touches the files of this one. It implements the read port
+(:class:`~cogitave.store.port.ReadPort`): the engine asks it by dimension and kind, and only
+this module knows which tantivy field or array answers.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+import tantivy
+
 from cogitave.expand.stats import CorpusStats
-from cogitave.schema import Schema
+from cogitave.nodes import Node
+from cogitave.schema import WHOLE, Schema
 from cogitave.store.graph import GraphSegment
-from cogitave.store.lexical import LexicalReader
+from cogitave.store.lexical import ALL_FIELD, LexicalReader
 from cogitave.store.nodes import NodeTable
+from cogitave.store.port import Filters, MatchKind
 from cogitave.store.roots import RootStore
 from cogitave.store.terms import TermIndex
 from cogitave.store.vectors import DimVectors
@@ -92,3 +100,70 @@ class Snapshot:
 
     def uid_of(self, nid: int) -> str:
         return self.nodes.uid_of[int(nid)]
+
+    # -- the read port ----------------------------------------------------------------------
+    def _field(self, dim: str, kind: MatchKind) -> str:
+        """The tantivy field (and term-index field) that answers ``dim`` for ``kind``."""
+        if dim == WHOLE:
+            return ALL_FIELD
+        if kind == "value":
+            if self.schema[dim].type != "exact":
+                raise ValueError(f"value match needs an exact dimension, not {dim!r}")
+            return f"x_{dim}"
+        return f"s_{dim}" if self.schema[dim].type == "semantic" else f"t_{dim}"
+
+    def bm25(
+        self, scope: str, stems: Sequence[str], depth: int, filters: Filters | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        lex = self.lexical
+        return lex.search(lex.query(self._field(scope, "text"), stems, filters=filters), depth)
+
+    def match(
+        self, dim: str, kind: MatchKind, tokens: Sequence[str], among: np.ndarray
+    ) -> np.ndarray:
+        among = np.asarray(among, np.uint64)
+        if not len(among) or not tokens:
+            return np.zeros(len(among), bool)
+        if dim == WHOLE:  # ``all`` is the union of the semantic fields
+            hit = np.zeros(len(among), bool)
+            for d in self.schema.semantic:
+                hit |= self.match(d, "text", tokens, among)
+            return hit
+        field = self._field(dim, kind)
+        if self.terms.available:
+            return self.terms.matches({field: list(tokens)}, among)
+        lex = self.lexical
+        q = tantivy.Query.term_set_query(lex.tschema, field, list(dict.fromkeys(tokens)))
+        return lex.matching_among(q, among)
+
+    def match_all(self, dim: str, kind: MatchKind, tokens: Sequence[str], limit: int) -> np.ndarray:
+        lex = self.lexical
+        q = tantivy.Query.term_set_query(
+            lex.tschema, self._field(dim, kind), list(dict.fromkeys(tokens))
+        )
+        return lex.matching(q, limit)
+
+    def dense(self, dim: str, q: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.vectors[dim].search(q, depth)
+
+    def vectors_of(self, dim: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.vectors[dim].vectors_of(np.asarray(ids, np.int64).tolist())
+
+    def dense_sample(self, dim: str) -> np.ndarray:
+        return self.vectors[dim].sample()
+
+    def vector_dims(self) -> frozenset[str]:
+        return frozenset(d for d, v in self.vectors.items() if v.count)
+
+    def vector_count(self, dim: str) -> int:
+        vec = self.vectors.get(dim)
+        return vec.count if vec is not None else 0
+
+    def id_of(self, uid: str) -> int | None:
+        return self.nodes.nid_of.get(uid)
+
+    def uid_rank(self, ids: np.ndarray) -> np.ndarray:
+        return self.nodes.uid_rank[np.asarray(ids, np.int64)]
+
+    def node(self, id: int) -> Node:
+        return self.nodes.node(int(id))
