@@ -1,14 +1,28 @@
 """Collection schema: named dimensions, derived enum tails, and the closed edge vocabulary.
 
 A dimension is ``semantic`` (text: a BM25 leg and a dense leg) or ``exact`` (values: binary
-match). An exact dimension may carry *derived enum tails*: rules computed at write time that map
-a value (``sex: M -> male``) or a numeric range (``age >= 65 -> elderly``) to words. The words are
+match).
+
+Semantic dimensions are *fields* of the node's one text by default (a title and a body, a
+page's description and its headings): the planner searches them together, as one text unit
+(the whole node, :data:`WHOLE`), and never holds a candidate to one field against another. A
+semantic dimension declared ``facet = true`` is an independent facet instead (a product's
+material and its colour, a trial's population and its intervention): terms route to it, it
+gets its own lenses, and the coherence gate requires evidence in every routed facet. Exact
+dimensions are always facets.
+
+An exact dimension may carry *derived enum tails*: rules computed at write time that map a
+value (``sex: M -> male``) or a numeric range (``age >= 65 -> elderly``) to words. The words are
 indexed as searchable text beside the value, so the planner can route ``elderly`` to ``age``.
 
 Schema file (TOML)::
 
     [dimensions.title]
+    type = "semantic"              # a field of the node's text
+
+    [dimensions.material]
     type = "semantic"
+    facet = true                   # an independent facet: routed to and gated on
 
     [dimensions.age]
     type = "exact"
@@ -111,6 +125,12 @@ class Dimension:
     name: str
     type: DimensionType
     tails: tuple[TailRule, ...] = ()
+    facet: bool = False
+
+    @property
+    def is_facet(self) -> bool:
+        """Routed to and gated on independently (exact dimensions always are)."""
+        return self.facet or self.type == "exact"
 
     def tail_words(self, values: Iterable[Scalar]) -> list[str]:
         """Words the tails derive from ``values`` (write time only)."""
@@ -161,13 +181,25 @@ class Schema:
     def exact(self) -> list[str]:
         return [d.name for d in self.dimensions if d.type == "exact"]
 
+    @property
+    def fields(self) -> list[str]:
+        """Semantic dimensions that are fields of the node's one text (not facets)."""
+        return [d.name for d in self.dimensions if d.type == "semantic" and not d.facet]
+
+    @property
+    def facets(self) -> list[str]:
+        """Dimensions routed to and gated on on their own: semantic facets, exact ones."""
+        return [d.name for d in self.dimensions if d.is_facet]
+
     def with_dimensions(self, extra: Iterable[Dimension]) -> Schema:
         return Schema((*self.dimensions, *extra))
 
     def to_dict(self) -> dict[str, Any]:
+        # ``facet`` only when set, so that schemas written before facets hash the same
         return {
             "dimensions": {
                 d.name: {"type": d.type, "tails": [t.to_dict() for t in d.tails]}
+                | ({"facet": True} if d.facet else {})
                 for d in self.dimensions
             }
         }
@@ -191,7 +223,7 @@ class Schema:
                 )
             if not isinstance(spec, Mapping):
                 raise SchemaError(f"{source}: dimension {name!r} must be a table")
-            unknown = set(spec) - {"type", "tails"}
+            unknown = set(spec) - {"type", "tails", "facet"}
             if unknown:
                 raise SchemaError(
                     f"{source}: dimension {name!r} has unknown keys {sorted(unknown)}"
@@ -206,7 +238,10 @@ class Schema:
             )
             if tails and typ != "exact":
                 raise SchemaError(f"{source}: dimension {name!r}: tails need type = 'exact'")
-            dims.append(Dimension(name, typ, tails))
+            facet = spec.get("facet", False)
+            if not isinstance(facet, bool):
+                raise SchemaError(f"{source}: dimension {name!r}: facet must be true or false")
+            dims.append(Dimension(name, typ, tails, facet=facet and typ == "semantic"))
         return cls(tuple(dims))
 
     @classmethod

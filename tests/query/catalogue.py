@@ -8,12 +8,14 @@ from cogitave import Collection, Node
 from cogitave.config import Settings
 from cogitave.schema import Dimension, Schema, TailRule
 
+# A product's name, material, colour and description are independent facets: routing and the
+# coherence gate act between them (the planner rules of the spec).
 SCHEMA = Schema(
     (
-        Dimension("title", "semantic"),
-        Dimension("material", "semantic"),
-        Dimension("colour", "semantic"),
-        Dimension("description", "semantic"),
+        Dimension("title", "semantic", facet=True),
+        Dimension("material", "semantic", facet=True),
+        Dimension("colour", "semantic", facet=True),
+        Dimension("description", "semantic", facet=True),
         Dimension(
             "gender",
             "exact",

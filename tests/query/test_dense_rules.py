@@ -12,6 +12,7 @@ from cogitave import SearchRequest
 from cogitave.config import Routing, Settings
 from cogitave.query.boost import residual_boost
 from cogitave.query.coherence import dense_evidence
+from cogitave.query.ranked import Ranked
 from tests.query import catalogue
 
 
@@ -86,7 +87,8 @@ def test_residual_boost_formula(cat):
     nids = snap.nodes.live_nids()[:5]
     scores = np.array([0.05, 0.04, 0.03, 0.02, 0.01])
     phrase = cat.engine().embed(["wool"])[0]
-    out = residual_boost(snap, nids, scores, phrase, ["material", "title"], 4.0)
+    out, info = residual_boost(snap, Ranked(nids, scores), phrase, ["material", "title"], 4.0)
+    assert info["applied"] is True
     best = np.max(
         [
             np.where(h, m @ phrase, -1)
@@ -103,7 +105,7 @@ def test_residual_boost_formula(cat):
 def test_dense_lenses_on_workers_give_the_same_answer_as_in_turn(cat, monkeypatch):
     """Dense lenses run on worker threads beside the BM25 ones: the lens order, every lens's
     hits and the ranking are those of running them one after another."""
-    from cogitave.query import engine
+    from cogitave.query import lens
 
     queries = [
         "title:vitamin deficiency elderly",
@@ -111,14 +113,14 @@ def test_dense_lenses_on_workers_give_the_same_answer_as_in_turn(cat, monkeypatc
         "kous vu lais zoust cot",
         "+python asyncio timeout cancel",
     ]
-    assert engine._run_lenses.__name__ == "_run_lenses"
+    assert lens.run_lenses.__name__ == "run_lenses"
     threaded = [search(cat, q, mode="planned") for q in queries]
 
     def in_order(slots, before_dense):
         before_dense()
         return [job() for job in slots]
 
-    monkeypatch.setattr(engine, "_run_lenses", in_order)
+    monkeypatch.setattr(lens, "run_lenses", in_order)
     in_turn = [search(cat, q, mode="planned") for q in queries]
     for a, b in zip(threaded, in_turn, strict=True):
         assert [r.uid for r in a.results] == [r.uid for r in b.results]

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from cogitave import Node
-from cogitave.query.engine import snippet, term_positions, terms_pattern
+from cogitave.query.present import snippet, term_positions, terms_pattern
 
 WORDS = ["vitamin", "d", "in", "risk", "Risk", "elderly", "x_y", "c++", "naïve", "İstanbul", "ß"]
 GLUE = [" ", "  ", ", ", ". ", "-", "(", ")", "_", "/", "\n"]

@@ -13,6 +13,12 @@ Per dimension:
 - bigrams: df of adjacent surface-token pairs, kept as 64-bit hashes of the pair (sorted
   ``uint64`` keys + ``int32`` counts) so that a large corpus does not need a string per pair.
 
+The text unit :data:`~cogitave.schema.WHOLE` (the node's fields together: every semantic
+dimension that is not a facet) has its own entry: ``n_docs`` and the df of stems and surface
+tokens over the union of the fields (no bigrams: the rewrites read those per dimension). The
+planner routes to it as one dimension. Roots written before it have no such entry;
+:meth:`CorpusStats.dim` then gives the per-field maxima (a lower bound of the union).
+
 Statistics are additive: a publish adds the delta of its new nodes and subtracts the delta of
 the nodes it deletes or replaces, so the root's statistics always equal a full recount.
 """
@@ -29,7 +35,7 @@ import numpy as np
 
 from cogitave.expand import analysis
 from cogitave.nodes import Node
-from cogitave.schema import Schema
+from cogitave.schema import WHOLE, Schema
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -86,7 +92,25 @@ class CorpusStats:
     dims: dict[str, DimStats] = field(default_factory=dict)
 
     def dim(self, name: str) -> DimStats:
-        return self.dims.get(name) or DimStats()
+        got = self.dims.get(name)
+        if got is None and name == WHOLE:
+            got = self.dims[WHOLE] = self._whole_from_fields()
+        return got or DimStats()
+
+    fields: tuple[str, ...] = ()
+    """The field dimensions whose union is :data:`WHOLE` (set by the reader of the root)."""
+
+    def _whole_from_fields(self) -> DimStats:
+        """Per-field maxima, for roots written before the text unit had statistics."""
+        parts = [self.dims[d] for d in self.fields if d in self.dims]
+        out = DimStats(n_docs=max((p.n_docs for p in parts), default=0))
+        for p in parts:
+            for kind in ("stems", "surface"):
+                table: dict[str, int] = getattr(out, kind)
+                for k, v in getattr(p, kind).items():
+                    if v > table.get(k, 0):
+                        table[k] = v
+        return out
 
     def to_bytes(self) -> bytes:
         arrays: dict[str, np.ndarray] = {"n_nodes": np.array([self.n_nodes], np.int64)}
@@ -154,22 +178,30 @@ class StatsBuilder:
         self.schema = schema
         self.n_nodes = 0
         self.n_docs: Counter[str] = Counter()
-        self.stems: dict[str, Counter[str]] = {d: Counter() for d in schema.names}
-        self.surface: dict[str, Counter[str]] = {d: Counter() for d in schema.names}
-        self._bigrams: dict[str, list[tuple[np.ndarray, int]]] = {d: [] for d in schema.names}
+        self.names = [*schema.names, WHOLE]
+        self.fields = frozenset(schema.fields)
+        self.stems: dict[str, Counter[str]] = {d: Counter() for d in self.names}
+        self.surface: dict[str, Counter[str]] = {d: Counter() for d in self.names}
+        self._bigrams: dict[str, list[tuple[np.ndarray, int]]] = {d: [] for d in self.names}
         self._hash_cache: dict[str, int] = {}
 
     def add(self, node: Node, sign: int = 1) -> None:
         self.n_nodes += sign
+        whole_stems: set[str] = set()
+        whole_surface: set[str] = set()
         for dim, text in dim_texts(node, self.schema).items():
             toks = analysis.surface(text)
             if not toks:
                 continue
             self.n_docs[dim] += sign
-            stems = [analysis.stem(t) for t in toks]
-            for s in set(stems):
+            stems = set(analysis.stem(t) for t in toks)
+            surface = set(toks)
+            if dim in self.fields:
+                whole_stems |= stems
+                whole_surface |= surface
+            for s in stems:
                 self.stems[dim][s] += sign
-            for t in set(toks):
+            for t in surface:
                 self.surface[dim][t] += sign
             if len(toks) > 1:
                 cache = self._hash_cache
@@ -179,6 +211,12 @@ class StatsBuilder:
                     len(toks),
                 )
                 self._bigrams[dim].append((np.unique(_pair_keys(h)), sign))
+        if whole_surface:
+            self.n_docs[WHOLE] += sign
+            for s in whole_stems:
+                self.stems[WHOLE][s] += sign
+            for t in whole_surface:
+                self.surface[WHOLE][t] += sign
 
     def add_all(self, nodes: Iterable[Node], sign: int = 1) -> None:
         for n in nodes:
@@ -188,8 +226,10 @@ class StatsBuilder:
         """``base`` plus this delta, as a new value (``base`` is not modified)."""
         base = base or CorpusStats()
         out = CorpusStats(n_nodes=base.n_nodes + self.n_nodes)
-        for dim in self.schema.names:
-            b = base.dim(dim)
+        # a root written before the text unit had statistics cannot get them from a delta
+        whole = WHOLE in base.dims or base.n_nodes == 0
+        for dim in self.names if whole else self.schema.names:
+            b = base.dims.get(dim) or DimStats()
             d = DimStats(n_docs=b.n_docs + self.n_docs[dim])
             d.stems = _merge_counts(b.stems, self.stems[dim])
             d.surface = _merge_counts(b.surface, self.surface[dim])

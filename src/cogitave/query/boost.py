@@ -12,46 +12,35 @@ min-max normalised over the survivors. Negation markers disable the boost (the p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from cogitave.store.snapshot import Snapshot
-
-
-@dataclass(frozen=True)
-class Boosted:
-    nids: np.ndarray
-    scores: np.ndarray
-    info: dict[str, Any] = field(default_factory=dict)
+from cogitave.query.candidates import CandidateVectors
+from cogitave.query.ranked import Ranked
+from cogitave.store.port import ReadPort
 
 
 def residual_boost(
-    snap: Snapshot,
-    nids: np.ndarray,
-    scores: np.ndarray,
+    port: ReadPort,
+    ranked: Ranked,
     phrase_vec: np.ndarray,
     dims: Sequence[str],
     factor: float,
-) -> Boosted:
+    vectors: CandidateVectors | None = None,
+) -> tuple[Ranked, dict[str, Any]]:
     """Reorder survivors by ``rrf * (1 + factor * sim_norm)`` (ties: previous order)."""
+    nids = ranked.nids
     if not len(nids):
-        return Boosted(nids, scores, {"applied": False, "reason": "no survivors"})
+        return ranked, {"applied": False, "reason": "no survivors"}
     best = np.full(len(nids), -1.0, np.float32)
+    have = port.vector_dims()
     for d in dims:
-        vec = snap.vectors.get(d)
-        if vec is None:
+        if d not in have:
             continue
-        mat, has = vec.vectors_of(nids.tolist())
-        sims = np.where(has, mat @ phrase_vec, -1.0)
-        best = np.maximum(best, sims)
+        mat, has = vectors.of(d, nids) if vectors is not None else port.vectors_of(d, nids)
+        best = np.maximum(best, np.where(has, mat @ phrase_vec, -1.0))
     lo, hi = float(best.min()), float(best.max())
     norm = (best - lo) / (hi - lo) if hi > lo else np.zeros_like(best)
-    new = scores * (1.0 + factor * norm)
-    order = np.argsort(-new, kind="stable")
-    return Boosted(
-        nids[order],
-        new[order],
-        {"applied": True, "factor": factor, "sim_range": [round(lo, 4), round(hi, 4)]},
-    )
+    out = ranked.reorder(ranked.scores * (1.0 + factor * norm))
+    return out, {"applied": True, "factor": factor, "sim_range": [round(lo, 4), round(hi, 4)]}

@@ -31,88 +31,86 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import tantivy
 
+from cogitave.query.candidates import CandidateVectors
 from cogitave.query.prism import DimPlan, Prism
-from cogitave.store.lexical import field_name
-from cogitave.store.snapshot import Snapshot
+from cogitave.query.ranked import Ranked
+from cogitave.store.port import ReadPort
 
 
 @dataclass(frozen=True)
 class GateResult:
-    """Survivors (in fused order), backfilled rejects, and the gate's numbers."""
+    """Survivors (in fused order), backfilled rejects (ordered by evidence), the gate's
+    numbers."""
 
-    keep: np.ndarray
-    backfilled: np.ndarray
+    kept: Ranked
+    backfilled: Ranked
     stats: dict[str, Any] = field(default_factory=dict)
 
 
 def bm25_evidence(
-    snap: Snapshot, p: DimPlan, homes: Mapping[str, Sequence[str]], cands: np.ndarray
+    port: ReadPort, p: DimPlan, homes: Mapping[str, Sequence[str]], cands: np.ndarray
 ) -> np.ndarray:
-    """Bool mask over ``cands``: matches a routed term of ``p`` in ``p.dim`` or its homes.
-
-    Answered by the forward term index (binary searches over (candidate, stem) keys), or by
-    tantivy restricted to the candidates for roots written before that index."""
-    schema = snap.schema
-    fields: dict[str, list[str]] = {}
+    """Bool mask over ``cands``: matches a routed term of ``p`` in ``p.dim`` or its homes."""
+    per_dim: dict[str, list[str]] = {}
     for term, stem in zip(p.terms, p.stems, strict=True):
         for d in dict.fromkeys((p.dim, *homes.get(term, ()))):
-            fields.setdefault(field_name(d, schema), []).append(stem)
-    if not fields or not len(cands):
-        return np.zeros(len(cands), bool)
-    if snap.terms.available:
-        return snap.terms.matches(fields, cands)
-    lex = snap.lexical
-    subs = [
-        (tantivy.Occur.Should, tantivy.Query.term_query(lex.tschema, f, stem))
-        for f, stems in fields.items()
-        for stem in stems
-    ]
-    return lex.matching_among(tantivy.Query.boolean_query(subs), cands)
+            per_dim.setdefault(d, []).append(stem)
+    hit = np.zeros(len(cands), bool)
+    for d, stems in per_dim.items():
+        if len(cands):
+            hit |= port.match(d, "text", stems, cands)
+    return hit
 
 
 def dense_evidence(
-    snap: Snapshot, dim: str, q: np.ndarray, cands: np.ndarray, share: float
+    port: ReadPort,
+    dim: str,
+    q: np.ndarray,
+    cands: np.ndarray,
+    share: float,
+    vectors: CandidateVectors | None = None,
 ) -> tuple[np.ndarray, float]:
     """Bool mask over ``cands``: stored ``dim`` vector in the dimension's dense top ``share``;
     also the similarity threshold used."""
-    vec = snap.vectors.get(dim)
-    if vec is None or not vec.count:
+    if not port.vector_count(dim):
         return np.zeros(len(cands), bool), float("nan")
-    sample = vec.sample()
+    sample = port.dense_sample(dim)
     threshold = float(np.quantile(sample @ q, 1.0 - share)) if len(sample) else float("inf")
-    mat, has = vec.vectors_of(cands.tolist())
+    mat, has = vectors.of(dim, cands) if vectors is not None else port.vectors_of(dim, cands)
     return has & (mat @ q >= threshold), threshold
 
 
 def gate(
-    snap: Snapshot,
+    port: ReadPort,
     prism: Prism,
-    cands: np.ndarray,
-    rrf_scores: np.ndarray,
+    ranked: Ranked,
     dense_q: Mapping[str, np.ndarray],
     *,
     share: float,
     backfill: bool,
+    vectors: CandidateVectors | None = None,
 ) -> GateResult:
-    """Apply the coherence rules to the fused candidates ``cands`` (best first)."""
-    dims = prism.dims
+    """Apply the coherence rules to the fused candidates (best first)."""
+    dims = prism.gated
     n = len(dims)
+    cands = ranked.nids
+    none = Ranked.empty()
     if n <= 1 or not len(cands):
-        return GateResult(cands, np.zeros(0, np.uint64), {"routed": n, "rule": "none"})
+        return GateResult(ranked, none, {"routed": n, "rule": "none"})
     passed = np.zeros((n, len(cands)), bool)
     thresholds: dict[str, float] = {}
+    schema = port.schema
     for i, p in enumerate(dims):
-        passed[i] = bm25_evidence(snap, p, prism.homes, cands)
+        passed[i] = bm25_evidence(port, p, prism.homes, cands)
         if p.type == "semantic" and p.dim in dense_q:
             # forgiveness across homes holds for dense evidence too: the dimension's text may
             # sit in the dense top share of any semantic home of its terms
             homes = [h for t in p.terms for h in prism.homes.get(t, ())]
             for h in dict.fromkeys((p.dim, *homes)):
-                if snap.schema[h].type != "semantic":
+                if schema[h].type != "semantic":
                     continue
-                dense, thr = dense_evidence(snap, h, dense_q[p.dim], cands, share)
+                dense, thr = dense_evidence(port, h, dense_q[p.dim], cands, share, vectors)
                 passed[i] |= dense
                 thresholds[f"{p.dim}@{h}" if h != p.dim else h] = round(thr, 4)
     emphatic = np.array([p.emphatic for p in dims])
@@ -128,12 +126,11 @@ def gate(
     else:
         ok = (count >= n - 1) & emph_ok
         rule = "n_minus_1"
-    keep = cands[ok]
-    back = np.zeros(0, np.uint64)
+    back = none
     if backfill and ok.any():
         rej = np.flatnonzero(~ok)
-        order = rej[np.lexsort((-rrf_scores[rej], -count[rej]))]
-        back = cands[order]
+        order = rej[np.lexsort((-ranked.scores[rej], -count[rej]))]
+        back = Ranked(cands[order], ranked.scores[order])
     stats = {
         "routed": n,
         "rule": rule,
@@ -146,4 +143,4 @@ def gate(
         "dense_top": "sample",
         "dense_threshold": thresholds,
     }
-    return GateResult(keep, back, stats)
+    return GateResult(ranked.keep(ok), back, stats)

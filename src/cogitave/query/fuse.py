@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cogitave.query.lens import LensResult
+from cogitave.query.ranked import Ranked
 
 RRF_K = 60
 # Scores equal to this many decimals are ties (summation order must not decide the ranking).
@@ -27,11 +28,9 @@ _TIE_DECIMALS = 12
 
 
 @dataclass(frozen=True)
-class Fused:
-    """Fused candidates: nids best first, their RRF scores, and the lenses they came from."""
+class Fused(Ranked):
+    """Fused candidates (a :class:`Ranked` of RRF scores) and the lenses they came from."""
 
-    nids: np.ndarray
-    scores: np.ndarray
     lenses: tuple[LensResult, ...] = ()
 
     def ranks_for(self, nids: np.ndarray) -> list[dict[str, int]]:
@@ -54,11 +53,11 @@ def rrf(
     uid_of: Callable[[int], str],
     k: int = RRF_K,
     *,
-    uid_rank: np.ndarray | None = None,
+    uid_rank: np.ndarray | Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Fused:
     """Fuse ranked lenses with RRF; ``uid_of`` names a nid for the deterministic tie-break
-    (``uid_rank``, per nid the rank of its uid in sorted order, gives the same order without
-    a call per candidate)."""
+    (``uid_rank``, per nid the rank of its uid in sorted order, as an array indexed by nid or
+    a function of an id array, gives the same order without a call per candidate)."""
     used = tuple(lens for lens in lenses if len(lens))
     if not used:
         return Fused(np.zeros(0, np.uint64), np.zeros(0, np.float64), tuple(lenses))
@@ -73,7 +72,9 @@ def rrf(
     weights = np.concatenate([np.full(len(lens), float(lens.weight)) for lens in used])
     uniq, inv = np.unique(nids, return_inverse=True)
     scores = np.bincount(inv, weights=weights / (k + ranks), minlength=len(uniq))
-    if uid_rank is not None:
+    if callable(uid_rank):
+        uids = uid_rank(uniq)
+    elif uid_rank is not None:
         uids = uid_rank[uniq.astype(np.int64)]
     else:
         uids = np.asarray([uid_of(n) for n in uniq.tolist()])

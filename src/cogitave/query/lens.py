@@ -1,18 +1,31 @@
-"""Lenses: one ranked leg of execution each, as a plain ranked list of node ids.
+"""Lenses: one ranked leg of execution each, and the runner that executes a query's lenses.
 
 A lens is anything that ranks nodes: BM25 of a dimension, dense of a dimension, the
 whole-query dense channel, or an optional learned-sparse / late-interaction retriever. Fusion
 reads only ranks, so lenses can be added or removed without recalibrating anything.
+
+The runner owns the worker pools of a query: the encoder runs on a worker while this thread
+runs the BM25 lenses (onnxruntime releases the GIL), and the dense lenses run side by side on
+a 2-worker pool (HNSW search releases the GIL; on 2 cores two searches at once take 1.09 ms
+against 1.72 ms in turn at 100k rows, 384-d). The lens order, and so the ranking, is that of
+running them in turn.
 """
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 import numpy as np
 
-LensKind = Literal["bm25", "dense", "channel", "sparse", "late"]
+from cogitave.store.port import Filters, ReadPort
+
+LensKind = Literal["bm25", "dense", "channel", "exact", "sparse", "late"]
 
 
 @dataclass(frozen=True)
@@ -39,3 +52,129 @@ class Retriever(Protocol):
     name: str
 
     def retrieve(self, query: str, depth: int) -> LensResult: ...
+
+
+EXACT_DEPTH = 1000
+# Worker pools of a query: its dense lenses side by side, and its encoder call beside the BM25
+# lenses (a few workers: servers search from several threads).
+_POOL_SIZES = {"dense": 2, "encode": 4}
+_POOLS: dict[str, tuple[int, ThreadPoolExecutor]] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def pool(name: str) -> ThreadPoolExecutor:
+    """The process's pool ``name``, made on first use in each process (a pool copied into a
+    forked child would count its parent's idle threads and never start its own)."""
+    pid = os.getpid()
+    got = _POOLS.get(name)
+    if got is None or got[0] != pid:
+        with _POOLS_LOCK:
+            got = _POOLS.get(name)
+            if got is None or got[0] != pid:
+                made = ThreadPoolExecutor(_POOL_SIZES[name], thread_name_prefix=f"cogitave-{name}")
+                got = _POOLS[name] = (pid, made)
+    return got[1]
+
+
+def ms_since(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1e3, 3)
+
+
+def bm25_lens(
+    port: ReadPort,
+    name: str,
+    scope: str,
+    stems: Sequence[str],
+    depth: int,
+    filters: Filters | None = None,
+    *,
+    weight: float = 1.0,
+) -> LensResult:
+    """BM25 of ``stems`` over ``scope`` (a dimension, or the whole node)."""
+    t0 = time.perf_counter()
+    nids, scores = port.bm25(scope, stems, depth, filters or None)
+    return LensResult(name, "bm25", nids, scores, depth=depth, ms=ms_since(t0), weight=weight)
+
+
+def dense_lens(
+    port: ReadPort,
+    name: str,
+    dim: str,
+    q: np.ndarray,
+    depth: int,
+    *,
+    weight: float = 1.0,
+    kind: LensKind = "dense",
+) -> LensResult:
+    """Nearest stored ``dim`` vectors to ``q``."""
+    t0 = time.perf_counter()
+    nids, sims = port.dense(dim, q, depth)
+    return LensResult(name, kind, nids, sims, depth=depth, ms=ms_since(t0), weight=weight)
+
+
+def exact_lens(
+    port: ReadPort, name: str, dim: str, stems: Sequence[str], among: np.ndarray | None
+) -> LensResult:
+    """Binary match on an exact dimension's values and tails: every match ties at rank 1.
+    With other candidates present it only marks those (it never floods the pool)."""
+    t0 = time.perf_counter()
+    if among is not None:
+        nids = among[port.match(dim, "text", stems, among)]
+    else:
+        nids = port.match_all(dim, "text", stems, EXACT_DEPTH)
+    nids = nids[np.argsort(port.uid_rank(nids), kind="stable")]
+    return LensResult(
+        name,
+        "exact",
+        nids,
+        np.ones(len(nids), np.float32),
+        depth=EXACT_DEPTH,
+        ms=ms_since(t0),
+        info={"tied": True},
+    )
+
+
+class DenseJob:
+    """A dense lens to run on a worker thread once the query vectors exist."""
+
+    def __init__(self, run: Callable[[], LensResult]) -> None:
+        self.run = run
+
+    def __call__(self) -> LensResult:
+        return self.run()
+
+
+def dense_job(
+    port: ReadPort,
+    name: str,
+    dim: str,
+    vectors: Mapping[str, np.ndarray],
+    key: str,
+    depth: int,
+    *,
+    weight: float = 1.0,
+    kind: LensKind = "dense",
+) -> DenseJob:
+    """A dense lens over ``dim`` with the query vector ``vectors[key]`` (read when it runs:
+    the encoder may still be working when the job is made)."""
+    return DenseJob(
+        lambda: dense_lens(port, name, dim, vectors[key], depth, weight=weight, kind=kind)
+    )
+
+
+def run_lenses(
+    slots: Sequence[Callable[[], LensResult]], before_dense: Callable[[], None]
+) -> list[LensResult]:
+    """Run the lenses: the others on this thread first, then ``before_dense`` (waits for the
+    query vectors), then the dense ones, all but the first on the ``dense`` pool (one dense
+    lens alone runs here: a hand-off costs more than it overlaps). Results in slot order."""
+    out: dict[int, LensResult] = {
+        i: job() for i, job in enumerate(slots) if not isinstance(job, DenseJob)
+    }
+    dense = [i for i, job in enumerate(slots) if isinstance(job, DenseJob)]
+    before_dense()
+    pending = {i: pool("dense").submit(slots[i]) for i in dense[1:]}
+    if dense:
+        out[dense[0]] = slots[dense[0]]()
+    out.update({i: f.result() for i, f in pending.items()})
+    return [out[i] for i in range(len(slots))]

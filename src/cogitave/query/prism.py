@@ -45,8 +45,8 @@ from cogitave.query.rewrite import Rewritten, rewrite
 from cogitave.query.route import TermRoute, idf, route_term
 from cogitave.query.syntax import ParsedQuery, parse
 from cogitave.query.types import SearchRequest
-from cogitave.schema import WHOLE
-from cogitave.store.snapshot import Snapshot
+from cogitave.schema import WHOLE, Schema
+from cogitave.store.port import ReadPort
 
 BM25_BASE = 100
 BM25_SPREAD = 2.0
@@ -128,6 +128,19 @@ class Prism:
         return tuple(d.dim for d in self.dims)
 
     @property
+    def gated(self) -> tuple[DimPlan, ...]:
+        """The routed dimensions the coherence gate holds a candidate to."""
+        return self.dims
+
+    @property
+    def lensed(self) -> tuple[DimPlan, ...]:
+        """The routed dimensions that get lenses of their own: all of them, except the text
+        unit when it is the only one (the whole-query anchors are its lenses then)."""
+        if len(self.dims) == 1 and self.dims[0].dim == WHOLE:
+            return ()
+        return self.dims
+
+    @property
     def residual_phrase(self) -> str:
         return " ".join(self.residual)
 
@@ -149,19 +162,31 @@ class Prism:
 Embed = Callable[[list[str]], np.ndarray]
 
 
+def routing_units(schema: Schema) -> list[str]:
+    """What terms route among when a request names no dimensions: the node's text (its
+    fields together, :data:`~cogitave.schema.WHOLE`) when it has fields, then every facet."""
+    return ([WHOLE] if schema.fields else []) + schema.facets
+
+
+def unit_type(schema: Schema, dim: str) -> str:
+    """``semantic`` or ``exact`` for a routing unit (the text unit is semantic)."""
+    return "semantic" if dim == WHOLE else schema[dim].type
+
+
 def plan(
     req: SearchRequest,
-    snap: Snapshot,
+    snap: ReadPort,
     settings: Settings,
     lexicon: Lexicon,
     embed: Embed | None,
 ) -> Prism:
     """Write the Prism of ``req`` against ``snap`` (``embed`` is None without dense legs)."""
     schema, stats = snap.schema, snap.stats
-    dims = list(req.dimensions or [d for d in schema.names])
+    concrete = list(req.dimensions or schema.names)
+    dims = list(req.dimensions) if req.dimensions else routing_units(schema)
     parsed: ParsedQuery = parse(req.query, set(schema.names))
     positive = parsed.positive
-    rw = rewrite([t.text for t in positive], stats, lexicon, dims=dims)
+    rw = rewrite([t.text for t in positive], stats, lexicon, dims=concrete)
 
     # Markers follow a token through its rewrite (by the original position).
     by_pos = {i: t for i, t in enumerate(positive)}
@@ -190,7 +215,8 @@ def plan(
     fallback: dict[str, Any] | None = None
     dim_plans: list[DimPlan] = []
     if routed:
-        for d in dims:
+        # explicit ``dim:term`` routes may name a field outside the routing units
+        for d in dict.fromkeys([*dims, *(r.dim for r in routed if r.dim is not None)]):
             mine = [r for r in routed if r.dim == d]
             if not mine:
                 continue
@@ -200,7 +226,7 @@ def plan(
             dim_plans.append(
                 DimPlan(
                     dim=d,
-                    type=schema[d].type,
+                    type=unit_type(schema, d),
                     terms=tuple(r.term for r in mine),
                     stems=tuple(r.stem for r in mine),
                     emphatic=any(r.emphatic for r in mine),
@@ -229,9 +255,10 @@ def plan(
 
     noise = rw.noise_fraction
     semantic_touched = [p.dim for p in dim_plans if p.type == "semantic"]
-    channel_dims = semantic_touched or [d for d in dims if d in snap.vectors]
+    have = snap.vector_dims()
+    channel_dims = semantic_touched or [d for d in dims if d in have]
     channels = (
-        tuple(Channel(d, noise) for d in channel_dims if d in snap.vectors)
+        tuple(Channel(d, noise) for d in channel_dims if d in have)
         if noise > 0 and embed is not None
         else ()
     )
@@ -260,16 +287,15 @@ def plan(
 
 
 def _fallback(
-    text: str, snap: Snapshot, dims: Sequence[str], settings: Settings, embed: Embed, need: int
+    text: str, snap: ReadPort, dims: Sequence[str], settings: Settings, embed: Embed, need: int
 ) -> dict[str, Any]:
     """Route a zero-IDF query to the dimension with the best top-1 dense similarity."""
     q = embed([text])[0]
     tops: dict[str, float] = {}
     for d in dims:
-        vec = snap.vectors.get(d)
-        if vec is None or not vec.count:
+        if not snap.vector_count(d):
             continue
-        _, sims = vec.search(q, 1)
+        _, sims = snap.dense(d, q, 1)
         if len(sims):
             tops[d] = round(float(sims[0]), 4)
     if not tops:

@@ -18,14 +18,14 @@ Each result's change is reported (``moves``). With no edges it is an exact no-op
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from cogitave.errors import QueryGraphError
 from cogitave.graph.traverse import traverse
-from cogitave.store.snapshot import Snapshot
+from cogitave.query.ranked import Ranked
+from cogitave.store.port import ReadPort
 
 WINDOW = 30
 MAX_CHAIN = 4
@@ -36,23 +36,16 @@ SUPPORT_CAP = 3
 BUDGET_MS = 20.0
 
 
-@dataclass(frozen=True)
-class Reranked:
-    nids: np.ndarray
-    scores: np.ndarray
-    info: dict[str, Any] = field(default_factory=dict)
-
-
-def graph_rerank(snap: Snapshot, nids: np.ndarray, scores: np.ndarray) -> Reranked:
-    """Reorder ``nids`` (best first) by bounded graph evidence; see the module docstring."""
-    graph = snap.graph
+def graph_rerank(port: ReadPort, ranked: Ranked) -> tuple[Ranked, dict[str, Any]]:
+    """Reorder the candidates by bounded graph evidence; see the module docstring."""
+    graph = port.graph
+    nids, scores = ranked.nids, ranked.scores
     if graph.n_edges == 0 or not len(nids):
-        return Reranked(nids, scores, {"applied": False, "reason": "no edges"})
+        return ranked, {"applied": False, "reason": "no edges"}
     deadline = time.monotonic() + BUDGET_MS / 1000.0
-    nodes = snap.nodes
     top = min(WINDOW, len(nids))
     new_scores = scores.astype(np.float64).copy()
-    gids = [graph.id_of(snap.uid_of(int(n))) for n in nids[:top]]
+    gids = [graph.id_of(port.uid_of(int(n))) for n in nids[:top]]
     seed_pos = {g: i for i, g in enumerate(gids) if g is not None}
     extra: dict[int, float] = {}
     notes: dict[int, list[str]] = {}
@@ -73,7 +66,7 @@ def graph_rerank(snap: Snapshot, nids: np.ndarray, scores: np.ndarray) -> Rerank
                 newest[row.seed] = (row.node, row.depth)
         for seed, (s_gid, _) in newest.items():
             i = seed_pos[seed]
-            s_nid = nodes.nid_of.get(graph.uid(s_gid))
+            s_nid = port.id_of(graph.uid(s_gid))
             if s_nid is None:
                 continue
             base = float(scores[i])
@@ -114,20 +107,17 @@ def graph_rerank(snap: Snapshot, nids: np.ndarray, scores: np.ndarray) -> Rerank
         if n in notes:
             moves.append(
                 {
-                    "uid": snap.uid_of(n),
+                    "uid": port.uid_of(n),
                     "from": before.get(n),
                     "to": rank,
                     "why": "; ".join(notes[n]),
                 }
             )
-    return Reranked(
-        out_nids,
-        all_scores[order],
-        {
-            "applied": True,
-            "window": top,
-            "moves": moves,
-            "injected": len(extra),
-            "truncated": truncated,
-        },
-    )
+    info = {
+        "applied": True,
+        "window": top,
+        "moves": moves,
+        "injected": len(extra),
+        "truncated": truncated,
+    }
+    return Ranked(out_nids, all_scores[order]), info

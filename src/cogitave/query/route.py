@@ -1,5 +1,11 @@
 """Term routing: each term goes to the dimension where it carries the most signal.
 
+The dimensions a term routes among are the request's, or by default the *routing units*: the
+node's text (its fields together, :data:`~cogitave.schema.WHOLE`, whose statistics count a
+term once per node whatever field holds it) and each facet. Fields of one text are never
+routed against each other: "algorithms" in a title and "sorting" in an abstract describe one
+document, not two facets of it.
+
 For a term with stem ``s`` and a dimension ``d`` with ``N_d`` points (nodes with a value in
 ``d``) and document frequency ``df_d(s)``:
 
@@ -42,7 +48,7 @@ from cogitave.config import Routing
 from cogitave.expand import analysis
 from cogitave.expand.lexicon import FUNCTION_WORDS
 from cogitave.expand.stats import CorpusStats
-from cogitave.schema import Schema
+from cogitave.schema import WHOLE, Schema
 
 RouteReason = Literal["idf", "explicit", "guarded", "zero_hit", "function_word"]
 
@@ -107,7 +113,7 @@ def route_term(
         return TermRoute(term, stem, explicit, "explicit", tuple(homes), idfs, tuple(guarded), True)
     if term in FUNCTION_WORDS:
         return TermRoute(term, stem, None, "function_word", (), idfs, tuple(guarded), emphatic)
-    semantic = [d for d in homes if schema[d].type == "semantic"]
+    semantic = [d for d in homes if d == WHOLE or schema[d].type == "semantic"]
     pool = semantic or homes
     if not pool:
         reason: RouteReason = "guarded" if guarded else "zero_hit"

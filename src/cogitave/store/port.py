@@ -24,6 +24,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from cogitave.config import Settings
 from cogitave.expand.stats import CorpusStats
 from cogitave.nodes import Node
 from cogitave.schema import Schema
@@ -50,6 +51,13 @@ class ReadPort(Protocol):
 
     @property
     def encoder_name(self) -> str | None: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def warm(self) -> None:
+        """Open every index a first query would read."""
+        ...
 
     def bm25(
         self, scope: str, stems: Sequence[str], depth: int, filters: Filters | None = None

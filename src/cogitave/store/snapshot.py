@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import tantivy
 
+from cogitave.config import Settings
 from cogitave.expand.stats import CorpusStats
 from cogitave.nodes import Node
 from cogitave.schema import WHOLE, Schema
@@ -48,9 +49,16 @@ class Snapshot:
         return Schema.from_dict(self.manifest["schema"], source=f"root {self.root[:12]}")
 
     @cached_property
+    def settings(self) -> Settings:
+        """The collection's settings as stored in this root."""
+        return Settings.from_dict(self.manifest.get("settings"))
+
+    @cached_property
     def stats(self) -> CorpusStats:
         obj = self.manifest.get("stats_obj")
-        return CorpusStats.from_bytes(self.store.get_bytes(obj)) if obj else CorpusStats()
+        stats = CorpusStats.from_bytes(self.store.get_bytes(obj)) if obj else CorpusStats()
+        stats.fields = tuple(self.schema.fields)
+        return stats
 
     @cached_property
     def lexical(self) -> LexicalReader:
@@ -102,6 +110,15 @@ class Snapshot:
         return self.nodes.uid_of[int(nid)]
 
     # -- the read port ----------------------------------------------------------------------
+    def warm(self) -> None:
+        """Open every index a first query would read (servers call it before traffic)."""
+        self.lexical.num_docs()
+        _ = self.nodes.uid_rank, self.graph
+        self.terms.warm()
+        for vec in self.vectors.values():
+            vec.sample()
+            vec.vectors_of([])
+
     def _field(self, dim: str, kind: MatchKind) -> str:
         """The tantivy field (and term-index field) that answers ``dim`` for ``kind``."""
         if dim == WHOLE:
