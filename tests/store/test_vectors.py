@@ -107,7 +107,7 @@ def test_deleted_node_never_appears_in_any_lens(tmp_path, monkeypatch):
         assert target.uid not in res.uids, mode
         for lens in res.diagnostics["lenses"]:
             assert lens["hits"] <= 31
-    entries = col.snapshot.manifest["vectors"]["title"]
+    entries = col.snapshot.manifest["vectors"]["_all"]  # the text unit's vectors
     assert [e["count"] for e in entries] == [29, 2]
     alive = col.snapshot.nodes.alive
     assert all(alive[k] for e in entries for k in _keys(col, e).tolist())  # no dead row kept

@@ -1,0 +1,42 @@
+"""The write path's choice of texts: one pass over the node's text, one text per facet."""
+
+from __future__ import annotations
+
+from cogitave import Node
+from cogitave.publish import embed_texts, vector_dims, whole_text
+from cogitave.schema import WHOLE, Dimension, Schema
+
+FIELDS = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
+MIXED = Schema(
+    (
+        Dimension("title", "semantic"),
+        Dimension("body", "semantic"),
+        Dimension("colour", "semantic", facet=True),
+        Dimension("size", "exact"),
+    )
+)
+
+
+def test_fields_share_one_vector_of_the_whole_text():
+    node = Node("a", dims={"title": "Sorting", "body": "external runs"})
+    assert embed_texts(node, FIELDS) == {WHOLE: "Sorting\nexternal runs"}
+    assert vector_dims(FIELDS) == [WHOLE]
+
+
+def test_a_facet_keeps_its_own_vector_and_stays_out_of_the_text_unit():
+    node = Node("a", dims={"title": "Boots", "body": "for walking", "colour": "red", "size": 42})
+    assert embed_texts(node, MIXED) == {"colour": "red", WHOLE: "Boots\nfor walking"}
+    assert vector_dims(MIXED) == ["colour", WHOLE]
+
+
+def test_without_fields_the_text_unit_is_all_semantic_text():
+    facets = Schema(
+        (Dimension("title", "semantic", facet=True), Dimension("m", "semantic", facet=True))
+    )
+    node = Node("a", dims={"title": "Boots", "m": "leather"})
+    assert whole_text(node, facets) == "Boots\nleather"
+
+
+def test_empty_texts_are_not_sent():
+    node = Node("a", dims={"colour": "  "})
+    assert embed_texts(node, MIXED) == {}
