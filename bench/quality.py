@@ -4,9 +4,12 @@
                                       [--datasets scifact,cranfield] [--write]
 
 Builds each collection once (cached; a build's index time and throughput are recorded beside
-it), runs bm25, dense, hybrid and planned over the same snapshot and the same queries, and
-prints nDCG@10, recall@100, MRR@10 and latency percentiles. ``--write`` appends the table to
-bench/RESULTS.md with the machine noted.
+it), runs bm25, dense, hybrid and planned over the same snapshot and the same queries, plus
+``exact-rrf``: the RRF of the same BM25 lens and an exact (brute-force) search over the same
+stored whole-node vectors, which shows what approximate search costs. Prints nDCG@10,
+recall@100, MRR@10, latency percentiles and the per-query wins and losses of planned against
+hybrid (nDCG@10, ties within 1e-9). ``--write`` appends the tables to bench/RESULTS.md with
+the machine noted.
 """
 
 from __future__ import annotations
@@ -16,15 +19,22 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
+import pytrec_eval
 from _machine import machine_line
 
 from cogitave import Collection
 from cogitave.eval import cranfield
+from cogitave.eval.metrics import evaluate
 from cogitave.eval.run import run_systems
+from cogitave.expand import analysis
 from cogitave.ingest import beir
+from cogitave.query.types import MAX_QUERY_CHARS
+from cogitave.schema import WHOLE
 
 HERE = Path(__file__).resolve().parent
 SYSTEMS = ("bm25", "dense", "hybrid", "planned")
+DEPTH = 100
 # Published / plain-script reference points (data README): nDCG@10.
 REFERENCE = {
     "scifact": {"bm25": 0.696, "dense": 0.660, "hybrid": 0.719},
@@ -63,6 +73,51 @@ def queries(name: str, data: Path) -> tuple[dict[str, str], dict[str, dict[str, 
     return cranfield.read_queries(d / "cran.qry"), cranfield.read_qrels(d / "cranqrel")
 
 
+def runs(col: Collection, system: str, qs: dict[str, str], rels: dict) -> dict:
+    """Per judged query, {uid: score} of the top DEPTH (for per-query metrics)."""
+    from cogitave.query.types import SearchRequest
+
+    out: dict[str, dict[str, float]] = {}
+    for qid, text in qs.items():
+        if qid not in rels:
+            continue
+        res = col.search(SearchRequest(query=text[:MAX_QUERY_CHARS], limit=DEPTH, mode=system))  # type: ignore[arg-type]
+        out[qid] = {h.uid: float(DEPTH - h.rank + 1) for h in res.results}
+    return out
+
+
+def exact_rrf(col: Collection, qs: dict[str, str], rels: dict) -> dict:
+    """RRF (k=60) of whole-node BM25 and exact cosine search over the stored ``_all`` rows."""
+    snap = col.snapshot
+    engine = col.engine()
+    live = snap.nodes.live_nids()
+    mat, has = snap.vectors_of(WHOLE, live)
+    live, mat = live[has], mat[has]
+    out: dict[str, dict[str, float]] = {}
+    for qid, text in qs.items():
+        if qid not in rels:
+            continue
+        text = text[:MAX_QUERY_CHARS]
+        scores: dict[int, float] = {}
+        bm_ids, _ = snap.bm25(WHOLE, analysis.stems(text), DEPTH)
+        q = engine.embed([text])[0]
+        sims = mat @ q
+        top = np.argsort(-sims, kind="stable")[:DEPTH]
+        for ids in (bm_ids.tolist(), live[top].tolist()):
+            for r, i in enumerate(ids, 1):
+                scores[i] = scores.get(i, 0.0) + 1.0 / (60 + r)
+        ranked = sorted(scores, key=lambda i: (-scores[i], snap.uid_of(i)))[:DEPTH]
+        out[qid] = {snap.uid_of(i): float(DEPTH - r) for r, i in enumerate(ranked)}
+    return out
+
+
+def per_query_ndcg(run: dict, rels: dict) -> dict[str, float]:
+    judged = {q: dict(d) for q, d in rels.items() if any(g > 0 for g in d.values())}
+    ev = pytrec_eval.RelevanceEvaluator(judged, {"ndcg_cut.10"})
+    res = ev.evaluate({q: run.get(q) or {"__none__": 0.0} for q in judged})
+    return {q: m["ndcg_cut_10"] for q, m in res.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
@@ -75,6 +130,7 @@ def main() -> None:
         "| dataset | system | nDCG@10 | reference | recall@100 | MRR@10 | p50 ms | p99 ms |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    wl = ["| dataset | planned vs hybrid: wins | losses | ties |", "|---|---|---|---|"]
     builds = []
     for name in args.datasets.split(","):
         col, meta = build(name, args.data, args.cache)
@@ -92,13 +148,28 @@ def main() -> None:
                 f"{m['recall@100']:.4f} | {m['mrr@10']:.4f} | {s.p50_ms:.1f} | {s.p99_ms:.1f} |"
             )
             print(lines[-1], flush=True)
-    table = "\n".join(lines)
+        if "dense" in col.engine().systems():
+            m = evaluate(exact_rrf(col, qs, rels), rels)
+            lines.append(
+                f"| {name} | exact-rrf | {m['ndcg@10']:.4f} | - | {m['recall@100']:.4f} | "
+                f"{m['mrr@10']:.4f} | - | - |"
+            )
+            print(lines[-1], flush=True)
+            a = per_query_ndcg(runs(col, "planned", qs, rels), rels)
+            b = per_query_ndcg(runs(col, "hybrid", qs, rels), rels)
+            wins = sum(a[q] > b[q] + 1e-9 for q in a)
+            losses = sum(a[q] < b[q] - 1e-9 for q in a)
+            wl.append(f"| {name} | {wins} | {losses} | {len(a) - wins - losses} |")
+            print(wl[-1], flush=True)
     out = (
         f"\n## Ranking quality ({time.strftime('%Y-%m-%d')})\n\n{machine_line()}\n\n"
         "`.venv/bin/python bench/quality.py --write` (SciFact: train qrels; Cranfield: "
         "graded, gain 5 - grade). Reference: plain scripts on the same data "
-        "(../shared/data/README.md). Latency includes result presentation at limit 100.\n\n"
-        f"{table}\n\nIndex builds: " + "; ".join(builds) + "\n"
+        "(../shared/data/README.md). `exact-rrf`: the same BM25 lens and exact search over the "
+        "same stored vectors, fused by RRF. Latency includes result presentation at limit "
+        f"100.\n\n{chr(10).join(lines)}\n\n{chr(10).join(wl)}\n\nIndex builds: "
+        + "; ".join(builds)
+        + "\n"
     )
     print(out)
     if args.write:

@@ -20,6 +20,11 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
 
     [rerank]
     enabled = true
+
+    [feedback]
+    enabled = true                 # the planner's feedback lens (see query/feedback.py)
+    top = 5                        # fused candidates whose stored vectors form the centroid
+    weight = 0.5                   # feedback query = normalise(query + weight * centroid)
 """
 
 from __future__ import annotations
@@ -57,12 +62,20 @@ class Rerank:
 
 
 @dataclass(frozen=True)
+class Feedback:
+    enabled: bool = True
+    top: int = 5
+    weight: float = 0.5
+
+
+@dataclass(frozen=True)
 class Settings:
     lexicon: str = "default"
     routing: Routing = field(default_factory=Routing)
     coherence: Coherence = field(default_factory=Coherence)
     boost: Boost = field(default_factory=Boost)
     rerank: Rerank = field(default_factory=Rerank)
+    feedback: Feedback = field(default_factory=Feedback)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -72,7 +85,13 @@ class Settings:
         """Build from a mapping; unknown keys and wrong types are errors naming the key."""
         data = dict(data or {})
         kw: dict[str, Any] = {}
-        sections = {"routing": Routing, "coherence": Coherence, "boost": Boost, "rerank": Rerank}
+        sections = {
+            "routing": Routing,
+            "coherence": Coherence,
+            "boost": Boost,
+            "rerank": Rerank,
+            "feedback": Feedback,
+        }
         for key, value in data.items():
             if key == "lexicon":
                 if not isinstance(value, str):

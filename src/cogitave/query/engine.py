@@ -29,6 +29,7 @@ from cogitave.query import lens as lens_mod
 from cogitave.query.boost import residual_boost
 from cogitave.query.candidates import CandidateVectors
 from cogitave.query.coherence import gate
+from cogitave.query.feedback import feedback_query
 from cogitave.query.filters import apply_filters
 from cogitave.query.fuse import RRF_K, Fused, rrf
 from cogitave.query.lens import LensResult, bm25_lens, dense_job, exact_lens, ms_since
@@ -130,6 +131,12 @@ class Engine:
         ranked, filt = self.filter_stage(req, prism, fused)
         records.append(StageRecord("fuse", ms_since(t), {"candidates": len(fused)}))
         diag: dict[str, Any] = {"mode": req.mode, "root": self.port.root}
+        if prism is not None:
+            t = time.perf_counter()
+            lenses, fused, ranked, filt, diag["feedback"] = self.feedback_stage(
+                req, prism, lenses, dense_q, fused, ranked, filt
+            )
+            records.append(StageRecord("feedback", ms_since(t), diag["feedback"]))
         backfilled = Ranked.empty()
         if prism is not None:
             vectors = CandidateVectors(self.port, ranked.nids)
@@ -278,6 +285,39 @@ class Engine:
                 among = pool if pool is not None and len(pool) else None
                 lenses.append(exact_lens(port, f"exact:{p.dim}", p.dim, p.stems, among))
         return lenses, dense_q, embed_ms
+
+    def feedback_stage(
+        self,
+        req: SearchRequest,
+        prism: Prism,
+        lenses: list[LensResult],
+        dense_q: Mapping[str, np.ndarray],
+        fused: Fused,
+        ranked: Ranked,
+        filt: dict[str, Any],
+    ) -> tuple[list[LensResult], Fused, Ranked, dict[str, Any], dict[str, Any]]:
+        """The feedback lens (:mod:`cogitave.query.feedback`): the dense anchor asked again
+        with the query moved toward the fused top, then fused again."""
+        fb = self.settings.feedback
+        at = next((i for i, lens in enumerate(lenses) if lens.name == "dense"), None)
+        if not fb.enabled or at is None or "__whole__" not in dense_q:
+            return lenses, fused, ranked, filt, {"applied": False, "reason": "off"}
+        q2, info = feedback_query(
+            dense_q["__whole__"],
+            ranked,
+            CandidateVectors(self.port, ranked.nids),
+            fb.top,
+            fb.weight,
+        )
+        if q2 is None:
+            return lenses, fused, ranked, filt, info
+        old = lenses[at]
+        lenses = list(lenses)
+        lenses[at] = lens_mod.dense_lens(self.port, "dense", WHOLE, q2, old.depth)
+        fused = rrf(lenses, self.port.uid_of, uid_rank=self.port.uid_rank)
+        ranked, filt = self.filter_stage(req, prism, fused)
+        moved = len(set(old.nids[:10].tolist()) - set(lenses[at].nids[:10].tolist()))
+        return lenses, fused, ranked, filt, {**info, "dense_top10_changed": moved}
 
     def filter_stage(
         self, req: SearchRequest, prism: Prism | None, fused: Ranked
