@@ -246,7 +246,7 @@ SLACK_S = 0.35
         "MATCH (a)-[*1..4]->(b) RETURN a.uid, b.uid ORDER BY b.title LIMIT 1",
         "MATCH (a),(b),(c) RETURN count(*)",
         "MATCH (a) MATCH (b) MATCH (c) RETURN a.uid ORDER BY c.title DESC LIMIT 1",
-        "MATCH (a)-[*1..4]->(b), (c)-[*1..4]->(d) RETURN count(*)",
+        "MATCH (a)-[*1..2]->(b), (c)-[*1..2]->(d) RETURN count(*)",
         "MATCH (a)-->(b)-->(c)-->(d)-->(e)-->(f) RETURN count(*)",
         "MATCH (a),(b) WHERE a.title = b.title RETURN count(*)",
         "MATCH (a),(b) RETURN a.uid, b.uid, count(*) AS c ORDER BY c DESC LIMIT 1",

@@ -48,7 +48,8 @@ def test_search(client: TestClient, col: Collection) -> None:
     d = data(
         client,
         "query($q: String!) { search(query: $q, limit: 5) "
-        "{ root diagnostics results { uid rank score kind title snippet lenses url path breadcrumb } } }",
+        "{ root diagnostics results "
+        "{ uid rank score kind title snippet lenses url path breadcrumb } } }",
         q="reciprocal rank fusion",
     )["search"]
     want = col.search(SearchRequest(query="reciprocal rank fusion", limit=5)).to_dict()

@@ -24,6 +24,7 @@ from tests.surfaces.test_one_ranking import docs_collection
 CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
 TOOLS = {
     "docs_search",
+    "docs_fetch",
     "code_sample_search",
     "get_related",
     "get_learning_path",
@@ -84,12 +85,15 @@ def test_docs_search_is_compact_and_matches_the_api(col: Collection) -> None:
         SearchRequest(query="install with pip", limit=5)
     ).uids
     top = body["results"][0]
-    assert {"uid", "kind", "title", "snippet", "score", "rank", "content"} <= set(top)
-    assert top["rank"] == 1 and top["content"].startswith("/nodes/")
+    assert {"uid", "kind", "title", "snippet", "score", "rank"} <= set(top)
+    assert top["rank"] == 1
+    # compact: the root and the content-API path are given once, not per hit
+    assert body["root"] == col.root and body["content"] == "/nodes/{uid}"
+    assert not any("content" in r or col.root in str(r) for r in body["results"])
     page = next(r for r in body["results"] if r["kind"] == "page")
     assert page["url"].startswith("/") and page["path"].endswith(".md")
-    assert set(body["diagnostics"]) == {"total_ms", "root", "lenses"}
-    assert body["diagnostics"]["root"] == col.root
+    assert set(body["diagnostics"]) == {"total_ms", "lenses"}
+    assert "markdown" not in body  # the Markdown is the text content, not repeated
 
 
 def test_docs_search_explain_and_filters(col: Collection) -> None:

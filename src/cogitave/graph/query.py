@@ -24,8 +24,13 @@ depth            :func:`plan`: ``*a..d`` with ``d <= 4`` (``depth``); ``*``, ``*
                  ``*..`` are ``unbounded``; :func:`traverse` re-checks at run time
 rows             :func:`plan`: LIMIT defaults to 100 and is capped at ``MAX_LIMIT`` (1000);
                  the executor fetches one row more to set ``truncated``
+total hops       :func:`plan`: the variable-length relationships of the whole query reach
+                 at most ``MAX_DEPTH`` (4) hops together (``depth``)
+bytes            :func:`materialise`: the JSON size of the rows, parameter values counted
+                 each time they are written out, at most ``MAX_RESULT_BYTES`` (``limit``)
 time             one monotonic deadline per query (``timeout_ms``, default 250, never above
-                 ``MAX_TIMEOUT_MS``), checked in the traversal and in the matcher's loops
+                 ``MAX_TIMEOUT_MS``), checked in the traversal, the matcher's loops, the
+                 projection and the materialisation of the rows
 parameters       :func:`plan`: bound by name, only in value positions (grammar); values are
                  JSON scalars or lists of scalars; a missing one is ``param``
 ===============  ============================================================================
@@ -71,6 +76,8 @@ from cogitave.graph.cypher_exec import (
     PathSpec,
     Plan,
     VarKind,
+    json_size,
+    to_json,
 )
 from cogitave.graph.traverse import MAX_DEPTH, MAX_ROWS, check_labels
 from cogitave.store.graph import GraphSegment
@@ -87,6 +94,7 @@ MAX_PATTERNS = 8
 MAX_HOPS_PER_PATTERN = 8
 MAX_PARAM_LIST = 1000
 MAX_PARAM_CHARS = 4000
+MAX_RESULT_BYTES = 1_000_000
 FUNCTIONS = ("count", "type")
 
 WRITE_KEYWORDS = frozenset(
@@ -504,6 +512,19 @@ def _clause(m: MatchClause, ck: _Checker) -> ClauseSpec:
     return ClauseSpec(m.optional, tuple(paths), m.where, new_vars, hints)
 
 
+def _check_total_hops(clauses: tuple[ClauseSpec, ...]) -> None:
+    """The traversal bound is on the whole query: its variable-length relationships together
+    reach at most ``MAX_DEPTH`` hops (a chain of ``*1..4`` hops is not four hops)."""
+    total = sum(h.max_hops for c in clauses for p in c.paths for h in p.hops if h.var_length)
+    if total > MAX_DEPTH:
+        raise QueryGraphError(
+            "depth",
+            f"the variable-length relationships of this query reach {total} hops together; "
+            f"the whole pattern may reach at most {MAX_DEPTH} (e.g. *1..2 then *1..2)",
+            details={"max_depth": MAX_DEPTH, "depth": total},
+        )
+
+
 def _count_value(v: Lit | Param | None, ck: _Checker, what: str, default: int) -> int:
     if v is None:
         return default
@@ -523,6 +544,7 @@ def plan(
     if len(query.matches) > MAX_CLAUSES:
         raise QueryGraphError("syntax", f"more than {MAX_CLAUSES} MATCH clauses")
     clauses = tuple(_clause(m, ck) for m in query.matches)
+    _check_total_hops(clauses)
     items: list[ItemSpec] = []
     for it in query.items:
         ck.expr(it.expr, allow_agg=True, where="RETURN")
@@ -600,7 +622,8 @@ def query_graph(
         bound = check_params(params)
         the_plan, requested = plan(query, bound, limit_default=limit_default)
         ex = Executor(graph, the_plan, deadline=deadline, node_props=node_props)
-        rows, truncated = ex.run()
+        page, truncated = ex.run()
+        rows = materialise(graph, page, ex)
     except QueryGraphError as e:
         if e.code != "timeout":
             raise
@@ -629,6 +652,26 @@ def query_graph(
         elapsed_ms=round((time.monotonic() - t0) * 1000, 3),
         stats=stats,
     )
+
+
+def materialise(graph: GraphSegment, page: list[list[Any]], ex: Executor) -> list[list[Any]]:
+    """Rows -> JSON-ready rows, inside the query's budget: each row ticks the deadline and
+    counts its JSON size (parameter strings and lists as often as they are written out)
+    against ``MAX_RESULT_BYTES``."""
+    out: list[list[Any]] = []
+    size = 0
+    for vals in page:
+        ex.tick()
+        size += json_size(vals, MAX_RESULT_BYTES - size) + 1
+        if size > MAX_RESULT_BYTES:
+            raise QueryGraphError(
+                "limit",
+                f"the result would be larger than {MAX_RESULT_BYTES} bytes (response bytes "
+                "bound); return fewer or smaller columns, or lower LIMIT",
+                details={"bound": "response_bytes", "max": MAX_RESULT_BYTES},
+            )
+        out.append([to_json(graph, v) for v in vals])
+    return out
 
 
 def _timeout(budget_ms: float, t0: float, ex: Executor | None) -> QueryGraphError:
