@@ -348,6 +348,13 @@ def _resolve_plain(
             add(ix.by_path.get(bkey, ()), 0.96, f"path relative to {base}")
     if key:
         add(ix.by_path.get(key, ()), 0.95, "path")
+        if _SCHEME.match(ref) and key not in ix.by_path:
+            # An absolute URL under a site prefix (https://host/docs/tutorial/x/): the
+            # longest tail of its path that is a page's path.
+            for k in range(1, len(key)):
+                if key[k:] in ix.by_path:
+                    add(ix.by_path[key[k:]], 0.93, f"URL under /{'/'.join(key[:k])}/")
+                    break
         suffix = [i for i in ix.by_last.get(key[-1], ()) if ix.keys[i][-len(key) :] == key]
         if suffix:
             add(suffix, 0.85 if len(suffix) == 1 else 0.75, f"path ends with {'/'.join(key)}")

@@ -9,6 +9,7 @@ traceback.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -375,6 +376,8 @@ def serve(
     from cogitave.collection import Collection
     from cogitave.surfaces import http
 
+    if api_key is None and "COGITAVE_API_KEY" in os.environ:
+        api_key = os.environ["COGITAVE_API_KEY"]  # click reads an empty variable as unset
     api_key = http.check_api_key(api_key)  # an empty key is refused, never "no auth"
     if workers < 1 or mcp_sessions < 0 or mcp_idle <= 0:
         raise InputError("--workers must be >= 1, --mcp-sessions >= 0, --mcp-idle > 0")

@@ -182,7 +182,8 @@ def json_size(value: Any, cap: int) -> int:
                 stack.append(x)
         elif isinstance(v, list | tuple):
             total += 2 + len(v)
-            stack.extend(v)
+            if total <= cap:  # a long list is over before its items are looked at
+                stack.extend(v)
         else:
             total += len(str(v)) + 2
         if total > cap:

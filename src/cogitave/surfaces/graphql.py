@@ -1,7 +1,8 @@
 """The GraphQL surface (Strawberry): the REST operations as one typed, depth-limited schema.
 
-``search`` (results + diagnostics as a JSON scalar), ``node``, ``related``, ``learningPath``,
-``resolveXref``, ``queryGraph`` and ``roots``; ``Hit.node`` and ``Node.related`` let a query
+``search`` (results + diagnostics as a JSON scalar), ``searchMarkdown`` and ``fetch`` (the
+Markdown answers of the MCP tools), ``node``, ``related``, ``learningPath``, ``resolveXref``,
+``queryGraph`` and ``roots``; ``Hit.node`` and ``Node.related`` let a query
 follow the graph, within the depth, alias and token limits below and the request's cost budget
 (:mod:`cogitave.surfaces.cost`): a document whose nested limits multiply past the expansion
 bound is refused before it runs (:mod:`cogitave.surfaces.graphql_cost`), and every field
@@ -39,6 +40,7 @@ from cogitave.query.types import SearchResponse
 from cogitave.surfaces import service
 from cogitave.surfaces.cost import DEFAULT_LIMITS, Budget, Limits, WorkerPool, json_size
 from cogitave.surfaces.graphql_cost import estimate_cost
+from cogitave.surfaces.render import DEFAULT_FETCH_TOKENS, DEFAULT_TOKENS
 
 MAX_DEPTH = 8
 MAX_ALIASES = 20
@@ -162,6 +164,30 @@ class SearchResult:
     results: list[Hit]
     root: str
     diagnostics: JSON
+
+
+@strawberry.type
+class MarkdownAnswer:
+    markdown: str
+    root: str
+    hits: int
+    shown: int
+    tokens: int
+    truncated: bool
+
+
+@strawberry.type
+class FetchResult:
+    uid: str
+    kind: str
+    title: str
+    url: str
+    markdown: str
+    offset: int
+    blocks: int
+    total_blocks: int
+    next_offset: int | None
+    tokens: int
 
 
 @strawberry.type
@@ -299,6 +325,45 @@ class Query:
             for h in res.results
         ]
         return SearchResult(results=hits, root=res.root, diagnostics=dict(res.diagnostics))
+
+    @strawberry.field(
+        description="Ranked search as one Markdown answer within `maxTokens` (the MCP "
+        "docs_search text): per hit its breadcrumb, URL, text and fenced code."
+    )
+    async def search_markdown(
+        self,
+        info: Info,
+        query: str,
+        limit: int = 10,
+        kind: list[str] | None = None,
+        max_tokens: int = DEFAULT_TOKENS,
+    ) -> MarkdownAnswer:
+        filters = {"kind": kind} if kind is not None else None
+        body = {"query": query, "limit": limit, "filters": filters}
+
+        def run(col: Collection, b: dict[str, Any], mt: int) -> dict[str, Any]:
+            return service.public(service.search_compact(col, service.search_request(b), mt))
+
+        d = await _run(info, run, body, max_tokens)
+        cut = d["budget"]
+        return MarkdownAnswer(
+            markdown=d["markdown"],
+            root=d["root"],
+            hits=cut["hits"],
+            shown=cut["shown"],
+            tokens=cut["tokens"],
+            truncated=cut["truncated"],
+        )
+
+    @strawberry.field(
+        description="A page or one section (URL, path, uid, page#anchor) as Markdown within "
+        "`maxTokens`; `nextOffset` continues a long page."
+    )
+    async def fetch(
+        self, info: Info, ref: str, max_tokens: int = DEFAULT_FETCH_TOKENS, offset: int = 0
+    ) -> FetchResult:
+        d = await _run(info, service.fetch, ref, max_tokens, offset)
+        return _make(FetchResult, d)
 
     @strawberry.field(description="One node by uid (the content API).")
     async def node(self, info: Info, uid: str) -> Node:

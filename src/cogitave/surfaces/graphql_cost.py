@@ -31,6 +31,7 @@ LIMITED: Mapping[str, tuple[str | None, int]] = {
     "related": ("limit", 50),
     "resolveXref": ("limit", 5),
     "fetch": (None, 1),
+    "searchMarkdown": ("limit", 10),
     "node": (None, 1),
     "roots": (None, 1),
 }

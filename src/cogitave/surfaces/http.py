@@ -2,6 +2,7 @@
 
 ===========================  ==============================================================
 ``POST /search``             a JSON :class:`SearchRequest` -> ``SearchResponse.to_dict()``
+                             (``?format=markdown&max_tokens=N``: the hits as Markdown)
 ``GET /nodes/{uid}``         the content API (uids may hold ``/``; escape ``#`` as ``%23``)
 ``GET /nodes/{uid}/related`` ``labels`` (comma list), ``direction``, ``depth``, ``limit``
 ``GET /fetch``               ``ref`` (URL, path, uid, page#anchor), ``max_tokens``,
@@ -54,7 +55,7 @@ from cogitave.surfaces import service
 from cogitave.surfaces.cost import DEFAULT_LIMITS, WORKERS, Budget, Limits, WorkerPool
 from cogitave.surfaces.graphql import graphql_router
 from cogitave.surfaces.mcp import build_mcp
-from cogitave.surfaces.render import DEFAULT_FETCH_TOKENS, MAX_TOKENS, MIN_TOKENS
+from cogitave.surfaces.render import DEFAULT_FETCH_TOKENS, DEFAULT_TOKENS, MAX_TOKENS, MIN_TOKENS
 
 MCP_PATH = "/mcp"
 OPEN_PATHS = frozenset({"/health", "/"})
@@ -267,6 +268,7 @@ def create_app(
         version="0.1.0",
         lifespan=lifespan,
     )
+    app.state.mcp = mcp
     app.add_middleware(GuardMiddleware, api_key=api_key, max_body_bytes=max_body_bytes)
 
     @app.exception_handler(CogitaveError)
@@ -288,9 +290,30 @@ def create_app(
         return _error_response(InternalError("internal error; see the server log"))
 
     @app.post("/search", tags=["search"], openapi_extra=_body_doc(_search_schema()))
-    async def search(request: Request) -> Response:
-        """Ranked search; the body mirrors SearchRequest, unknown fields are an error."""
+    async def search(
+        request: Request,
+        format: Annotated[
+            str, Query(description="json (the ranking) or markdown (the agents' answer).")
+        ] = "json",
+        max_tokens: Annotated[
+            int, Query(description=f"Token budget of markdown, {MIN_TOKENS}-{MAX_TOKENS}.")
+        ] = DEFAULT_TOKENS,
+    ) -> Response:
+        """Ranked search; the body mirrors SearchRequest, unknown fields are an error.
+        ``?format=markdown`` answers the hits as Markdown within ``max_tokens``."""
         req = service.search_request(await _json_body(request))
+        if format == "markdown":
+            budget = Budget(limits)
+
+            def answer() -> bytes:
+                text = service.search_compact(col, req, max_tokens)["markdown"]
+                budget.check_text(text)
+                return text.encode()
+
+            data = await pool.run(budget, answer)
+            return Response(data, media_type="text/markdown; charset=utf-8")
+        if format != "json":
+            raise InputError(f"format must be json or markdown, not {format!r}")
         return await work(lambda: service.search(col, req).to_dict())
 
     @app.get("/nodes/{uid:path}/related", tags=["graph"])

@@ -8,7 +8,7 @@ filtering and graph walks all happen behind :class:`~cogitave.collection.Collect
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -124,6 +124,27 @@ def diagnostics_summary(diagnostics: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _located(col: Collection, hit: Hit, node: Node, root: str) -> Hit:
+    """A hit without a URL of its own (a code sample) takes the URL and breadcrumb of the
+    section it is part of, so every Markdown hit says where to read it."""
+    if hit.url:
+        return hit
+    parent = next((e.dst for e in node.edges if e.label == "partOf"), None)
+    if parent is None:
+        return hit
+    try:
+        meta = col.get(parent, root=root).meta
+    except CogitaveError:
+        return hit
+    url = meta.get("url")
+    crumb = meta.get("breadcrumb")
+    return replace(
+        hit,
+        url=url if isinstance(url, str) else "",
+        breadcrumb=hit.breadcrumb or (tuple(map(str, crumb)) if isinstance(crumb, list) else ()),
+    )
+
+
 def tokens_arg(max_tokens: Any) -> int:
     """A ``max_tokens`` argument, strictly an integer within the documented range."""
     return _int("max_tokens", max_tokens, MIN_TOKENS, MAX_TOKENS)
@@ -137,13 +158,14 @@ def search_compact(
     max_tokens = tokens_arg(max_tokens)
     res = search(col, request)
     nodes = [col.get(h.uid, root=res.root) for h in res.results]  # the root searched
+    hits = [_located(col, h, n, res.root) for h, n in zip(res.results, nodes, strict=True)]
     text, cut = render.search_markdown(
-        request.query, list(zip(res.results, nodes, strict=True)), max_tokens
+        request.query, list(zip(hits, nodes, strict=True)), max_tokens
     )
     diag = dict(res.diagnostics) if request.explain else diagnostics_summary(res.diagnostics)
     return {
         "markdown": text,
-        "results": [hit_summary(h) for h in res.results],
+        "results": [hit_summary(h) for h in hits],
         "root": res.root,
         "content": NODES_PATH + "{uid}",
         "budget": cut,
