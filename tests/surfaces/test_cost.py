@@ -291,7 +291,7 @@ def test_server_errors_are_json(client: TestClient) -> None:
     for resp in (
         client.get("/no/such/path"),
         client.put("/search"),
-        client.get("/graphql?query=%7Broots%7Bcurrent%7D", headers={"accept": "application/json"}),
+        client.post("/graphql", content=b"\xff\xfe", headers={"content-type": "application/json"}),
         client.get("/nodes/x/related", params={"depth": "deep"}),
         client.get("/fetch", params={"ref": "tutorial/install", "max_tokens": "many"}),
     ):

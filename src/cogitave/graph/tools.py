@@ -348,12 +348,13 @@ def _resolve_plain(
             add(ix.by_path.get(bkey, ()), 0.96, f"path relative to {base}")
     if key:
         add(ix.by_path.get(key, ()), 0.95, "path")
-        if _SCHEME.match(ref) and key not in ix.by_path:
-            # An absolute URL under a site prefix (https://host/docs/tutorial/x/): the
-            # longest tail of its path that is a page's path.
+        if key not in ix.by_path:
+            # An absolute URL under a site prefix (https://host/docs/tutorial/x/) or a source
+            # path under the docs folder (docs/tutorial/x.md): the longest tail of it that is
+            # a page's path.
             for k in range(1, len(key)):
                 if key[k:] in ix.by_path:
-                    add(ix.by_path[key[k:]], 0.93, f"URL under /{'/'.join(key[:k])}/")
+                    add(ix.by_path[key[k:]], 0.93, f"path under {'/'.join(key[:k])}/")
                     break
         suffix = [i for i in ix.by_last.get(key[-1], ()) if ix.keys[i][-len(key) :] == key]
         if suffix:
@@ -378,6 +379,9 @@ def _anchor_candidates(
         i = graph.id_of(f"{graph.uid(p)}#{anchor}")
         if i is not None:
             hits.append(i)
+    if hits:
+        # The section whose uid is page#anchor; a code sample titled like it is not it.
+        return hits, 0.97, f"section #{anchor}"
     if pages:
         # Sections of the page: nodes that are partOf it (up to two levels down).
         tr = traverse(

@@ -188,10 +188,14 @@ def search(
     if fmt == "json":
         sys.stdout.write(json.dumps(res.to_dict(), ensure_ascii=False) + "\n")
         return
-    print_results(res)
+    from cogitave.surfaces.service import located
+
+    # a code sample shows the URL and breadcrumb of its section
+    hits = [located(col, h, col.get(h.uid, root=res.root), res.root) for h in res.results]
+    print_results(res, hits)
 
 
-def print_results(res: Any) -> None:
+def print_results(res: Any, hits: Any = None) -> None:
     """Hits for a person: rank, breadcrumb (or title), where it lives, a readable snippet."""
     from rich.markup import escape
 
@@ -199,7 +203,7 @@ def print_results(res: Any) -> None:
 
     if not res.results:
         out.print("[dim]no results[/dim]")
-    for h in res.results:
+    for h in res.results if hits is None else hits:
         title = escape(crumbs(h.breadcrumb, h.title, h.uid))
         out.print(
             f"[bold]{h.rank:>3}. {title}[/bold]  [dim]{escape(h.kind)} · {h.score:.4f}[/dim]",

@@ -124,7 +124,7 @@ def diagnostics_summary(diagnostics: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _located(col: Collection, hit: Hit, node: Node, root: str) -> Hit:
+def located(col: Collection, hit: Hit, node: Node, root: str) -> Hit:
     """A hit without a URL of its own (a code sample) takes the URL and breadcrumb of the
     section it is part of, so every Markdown hit says where to read it."""
     if hit.url:
@@ -158,7 +158,7 @@ def search_compact(
     max_tokens = tokens_arg(max_tokens)
     res = search(col, request)
     nodes = [col.get(h.uid, root=res.root) for h in res.results]  # the root searched
-    hits = [_located(col, h, n, res.root) for h, n in zip(res.results, nodes, strict=True)]
+    hits = [located(col, h, n, res.root) for h, n in zip(res.results, nodes, strict=True)]
     text, cut = render.search_markdown(
         request.query, list(zip(hits, nodes, strict=True)), max_tokens
     )
