@@ -43,6 +43,9 @@ MAX_RESPONSE_BYTES = 2_000_000
 WALL_MS = 5000
 WORKERS = 4
 QUEUE = 32
+# Pure-Python work holds the GIL for slices of sys.getswitchinterval() (5 ms by default); a
+# server sets 1 ms so the event loop and GIL-releasing searches get in five times as often.
+SWITCH_INTERVAL_S = 0.001
 
 
 @dataclass(frozen=True)
@@ -192,18 +195,27 @@ def json_size(value: Any, cap: int) -> int:
 
 
 class WorkerPool:
-    """A fixed number of worker threads with a bounded queue; every call carries the request's
-    budget and is answered at its deadline."""
+    """Worker threads with a bounded queue; every call carries the request's budget and is
+    answered at its deadline.
 
-    def __init__(self, workers: int = WORKERS, queue: int = QUEUE) -> None:
+    Two lanes: ``heavy`` work (graph walks, ``query_graph``, GraphQL documents: pure Python
+    that holds the GIL) gets ``heavy_workers`` threads of its own, so it can never occupy every
+    worker; searches (whose legs release the GIL in tantivy, usearch and onnxruntime) and
+    content reads use the other ``workers``. Work still queued at its deadline is skipped."""
+
+    def __init__(self, workers: int = WORKERS, queue: int = QUEUE, heavy_workers: int = 1) -> None:
         self.workers = workers
         self.queue = queue
         self._ex = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cogitave-work")
+        self._heavy = ThreadPoolExecutor(
+            max_workers=max(1, heavy_workers), thread_name_prefix="cogitave-heavy"
+        )
         self._admitted = 0
         self._lock = threading.Lock()
 
-    async def run(self, budget: Budget, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` on a worker with ``budget`` as the current budget."""
+    async def run(self, budget: Budget, fn: Callable[..., T], *args: Any, heavy: bool = False) -> T:
+        """``fn(*args)`` on a worker (of the heavy lane with ``heavy``) with ``budget`` as the
+        current budget."""
         with self._lock:
             if self._admitted >= self.workers + self.queue:
                 raise UnavailableError(
@@ -212,8 +224,14 @@ class WorkerPool:
             self._admitted += 1
         ctx = contextvars.copy_context()
         ctx.run(_current.set, budget)
+
+        def job() -> T:
+            budget.check_time()  # waited in the queue past its deadline: do nothing
+            return fn(*args)
+
         try:
-            fut = asyncio.get_running_loop().run_in_executor(self._ex, ctx.run, fn, *args)
+            ex = self._heavy if heavy else self._ex
+            fut = asyncio.get_running_loop().run_in_executor(ex, ctx.run, job)
         except BaseException:
             self._release(None)
             raise
@@ -233,3 +251,4 @@ class WorkerPool:
     def shutdown(self) -> None:
         """Stop the threads once their current work is done."""
         self._ex.shutdown(wait=False, cancel_futures=True)
+        self._heavy.shutdown(wait=False, cancel_futures=True)

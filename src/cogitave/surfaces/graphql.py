@@ -83,7 +83,7 @@ async def _run(info: Info, fn: Callable[..., T], *args: Any) -> T:
 
     try:
         async with ctx["gate"]:  # one request's resolvers take turns: no pool flooding
-            return await ctx["pool"].run(budget, job)
+            return await ctx["pool"].run(budget, job, heavy=True)
     except CogitaveError as e:
         raise coded(e) from None
 

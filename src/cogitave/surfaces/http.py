@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -52,7 +53,14 @@ from cogitave.errors import (
 )
 from cogitave.query.types import MAX_LIMIT, SearchRequest
 from cogitave.surfaces import service
-from cogitave.surfaces.cost import DEFAULT_LIMITS, WORKERS, Budget, Limits, WorkerPool
+from cogitave.surfaces.cost import (
+    DEFAULT_LIMITS,
+    SWITCH_INTERVAL_S,
+    WORKERS,
+    Budget,
+    Limits,
+    WorkerPool,
+)
 from cogitave.surfaces.graphql import graphql_router
 from cogitave.surfaces.mcp import build_mcp
 from cogitave.surfaces.render import DEFAULT_FETCH_TOKENS, DEFAULT_TOKENS, MAX_TOKENS, MIN_TOKENS
@@ -251,10 +259,10 @@ def create_app(
     pool = WorkerPool(workers)
     mcp = McpEndpoint(col, host, mcp_sessions, pool, limits)
 
-    async def work(fn: Callable[[], Any]) -> Response:
+    async def work(fn: Callable[[], Any], *, heavy: bool = False) -> Response:
         """Run ``fn`` on the pool under a fresh budget; encode its answer there too."""
         budget = Budget(limits)
-        data = await pool.run(budget, lambda: budget.encode(fn()))
+        data = await pool.run(budget, lambda: budget.encode(fn()), heavy=heavy)
         return Response(data, media_type="application/json")
 
     @asynccontextmanager
@@ -325,7 +333,9 @@ def create_app(
         limit: Annotated[int, Query(description="Rows, 1-1000.")] = 50,
     ) -> Response:
         """Neighbours of a node within `depth` hops, each with the path that reached it."""
-        return await work(lambda: service.related(col, uid, labels, direction, depth, limit))
+        return await work(
+            lambda: service.related(col, uid, labels, direction, depth, limit), heavy=True
+        )
 
     @app.get("/nodes/{uid:path}", tags=["content"])
     async def node(uid: str) -> Response:
@@ -359,12 +369,12 @@ def create_app(
     @app.get("/learning-path", tags=["graph"])
     async def learning_path(target: str) -> Response:
         """What to read before `target` (uid, skill:<slug>, role:<slug>, or a name)."""
-        return await work(lambda: service.learning_path(col, target))
+        return await work(lambda: service.learning_path(col, target), heavy=True)
 
     @app.get("/facets", tags=["graph"])
     async def facets(uids: str, labels: str | None = None, depth: int = 1) -> Response:
         """Kinds, edge labels and exact values around comma-separated `uids` (a result set)."""
-        return await work(lambda: service.facets(col, uids, labels, depth))
+        return await work(lambda: service.facets(col, uids, labels, depth), heavy=True)
 
     @app.get("/xref", tags=["graph"])
     async def xref(ref: str, base: str | None = None, limit: int = 5) -> Response:
@@ -375,7 +385,7 @@ def create_app(
     async def graph_query(request: Request) -> Response:
         """Bounded read-only MATCH ... RETURN (depth <= 4, LIMIT <= 1000, 250 ms)."""
         body = await _json_body(request)
-        return await work(lambda: service.graph_query_body(col, body))
+        return await work(lambda: service.graph_query_body(col, body), heavy=True)
 
     @app.get("/roots", tags=["content"])
     async def roots() -> Response:
@@ -416,4 +426,5 @@ def serve(
     app = create_app(
         collection, api_key=api_key, host=host, workers=workers, mcp_sessions=mcp_sessions
     )
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     uvicorn.run(app, host=host, port=port, log_level="info")

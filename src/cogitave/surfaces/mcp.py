@@ -121,11 +121,12 @@ def build_mcp(
     facts = _describe(col)
     workers = pool if pool is not None else WorkerPool()
 
-    async def _call(fn: Callable[[], dict[str, Any]]) -> CallToolResult:
-        """Run a facade call on the pool; an engine error becomes a ToolError to read."""
+    async def _call(fn: Callable[[], dict[str, Any]], *, heavy: bool = False) -> CallToolResult:
+        """Run a facade call on the pool (graph walks on its heavy lane); an engine error
+        becomes a ToolError the model can read."""
         budget = Budget(limits)
         try:
-            return await workers.run(budget, lambda: _answer(budget, fn()))
+            return await workers.run(budget, lambda: _answer(budget, fn()), heavy=heavy)
         except CogitaveError as e:
             raise ToolError(f"error[{e.code}]: {' '.join(e.message.split())}") from e
 
@@ -215,7 +216,9 @@ def build_mcp(
             int, Field(ge=1, le=service.RELATED_MAX_LIMIT, description="Rows, 1-1000.")
         ] = service.RELATED_DEFAULT_LIMIT,
     ) -> CallToolResult:
-        return await _call(lambda: service.related(col, uid, labels, direction, depth, limit))
+        return await _call(
+            lambda: service.related(col, uid, labels, direction, depth, limit), heavy=True
+        )
 
     async def get_learning_path(
         target: Annotated[
@@ -226,7 +229,7 @@ def build_mcp(
             ),
         ],
     ) -> CallToolResult:
-        return await _call(lambda: service.learning_path(col, target))
+        return await _call(lambda: service.learning_path(col, target), heavy=True)
 
     async def resolve_xref(
         ref: Annotated[
@@ -259,7 +262,7 @@ def build_mcp(
             Field(description="Values for $name placeholders (scalars or lists of scalars)."),
         ] = None,
     ) -> CallToolResult:
-        return await _call(lambda: service.graph_query(col, query, params))
+        return await _call(lambda: service.graph_query(col, query, params), heavy=True)
 
     descriptions = {
         docs_search: (
