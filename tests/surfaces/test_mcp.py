@@ -247,13 +247,25 @@ def test_serve_mounts_streamable_http(col: Collection, tmp_path: Path) -> None:
             async with Client(f"{base}/mcp") as client:
                 ok = await client.call_tool("docs_search", {"query": "install with pip"})
                 bad = await client.call_tool("docs_search", {"query": "x", "limit": 0})
-                return ok, bad
+                short = await client.call_tool(
+                    "docs_search", {"query": "install with pip", "max_tokens": 100}
+                )
+                page = await client.call_tool("docs_fetch", {"ref": "/tutorial/install/"})
+                typed = await client.call_tool("docs_search", {"query": "x", "limit": "3"})
+                return ok, bad, short, page, typed
 
-        ok, bad = anyio.run(run)
+        ok, bad, short, page, typed = anyio.run(run)
         assert [r["uid"] for r in ok.structured_content["results"]] == col.search(
             SearchRequest(query="install with pip")
         ).uids
         assert bad.is_error and "limit" in text(bad)
+        assert "## Installation" in text(ok) and "```bash\npip install demo-package\n```" in text(
+            ok
+        )
+        assert len(text(short)) <= 400 and "max_tokens=100" in text(short)
+        assert text(page).startswith("# Installation\n/tutorial/install/")
+        assert page.structured_content["next_offset"] is None
+        assert typed.is_error
     finally:
         proc.terminate()
         proc.wait(timeout=30)
