@@ -255,6 +255,9 @@ def test_mcp_http_is_stateless_by_default(col: Collection) -> None:
         assert set(_initialize_many(c, 200)) == {200}
         manager = app.state.mcp.server.session_manager
         assert manager.stateless and not manager._server_instances
+        # no event stream is held open per connection either
+        get = c.get("/mcp", headers={"accept": "text/event-stream"})
+        assert get.status_code == 405 and get.json()["error"]["code"] == "method_not_allowed"
 
 
 def test_mcp_http_sessions_are_capped_and_expire(col: Collection) -> None:

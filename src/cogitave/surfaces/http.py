@@ -178,6 +178,12 @@ class McpEndpoint:
                 self.handler = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.sessions.stateless and scope.get("method") == "GET":
+            # Stateless: nothing is ever pushed, so no idle event stream is held open per
+            # connection; the MCP spec lets a server answer this GET with 405.
+            err = HTTPError(405, "this MCP endpoint is stateless: no server-sent event stream")
+            await _error_response(err)(scope, receive, send)
+            return
         if self.handler is None:
             err = UnavailableError("the MCP transport is not running (app lifespan not started)")
             await _error_response(err)(scope, receive, send)
