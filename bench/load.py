@@ -8,12 +8,21 @@ back for ``--seconds``: ``POST /search`` with queries from a fixed list, and one
 ten a ``GET /nodes/{uid}`` of a hit. Reports requests/s, p50/p99 latency, errors (non-2xx or
 transport errors) and the server's resident memory (VmRSS) before and after each level.
 
+With ``--mix``, instead: light searches alone at ``--light`` concurrency, then the same light
+searches while ``--heavy`` workers (default 8) send heavy requests back to back (nested GraphQL
+near the cost bound, a nested document past it, ``query_graph`` patterns that run into the
+250 ms budget or the result-bytes bound), and a probe asks ``/health`` every 50 ms. Reports
+p50/p99 of each class in both phases (light p99 with heavy load over light p99 alone, in the
+same run), the status classes (2xx, 4xx = a bound refused or stopped the request, 5xx or
+transport errors), and the server's RSS before and after the mixed phase.
+
 Loopback only: the address is fixed to 127.0.0.1.
 
     .venv/bin/python bench/load.py [--seconds 30] [--levels 1,8,32] [--collection DIR]
-        [--encoder default|none]
+        [--encoder default|none] [--mix [--heavy 8] [--light 2]] [--write]
 
-Prints a markdown table; writes nothing outside a temporary directory.
+Prints a markdown table (``--write`` appends it to bench/RESULTS.md with the machine line);
+writes nothing else outside a temporary directory.
 """
 
 from __future__ import annotations
@@ -49,6 +58,37 @@ QUERIES = (
     "dense vectors and bm25",
     "http rest endpoint graphql",
     "evaluation ndcg recall",
+)
+
+
+HEAVY_GQL = (
+    '{ search(query: "index a folder of markdown", limit: 50) { results { node { '
+    "related(depth: 4, limit: 50) { items { uid title } } } } } }"
+)
+NESTED_GQL = """{
+  related(uid: "index", depth: 4, limit: 1000) { items { node {
+    related(depth: 4, limit: 1000) { items { uid } } } } }
+  search(query: "index", limit: 1000) { results { node {
+    related(depth: 4, limit: 1000) { items { node { related(depth: 4, limit: 1000) {
+      items { uid } } } } } } } }
+}"""
+HEAVY: tuple[tuple[str, str, dict[str, object]], ...] = (
+    ("graphql nested (allowed)", "/graphql", {"query": HEAVY_GQL}),
+    ("graphql nested (refused)", "/graphql", {"query": NESTED_GQL}),
+    (
+        "query_graph cross product",
+        "/graph/query",
+        {"query": "MATCH (a),(b),(c),(d) RETURN a.uid ORDER BY d.title LIMIT 1"},
+    ),
+    ("query_graph 4 hops", "/graph/query", {"query": "MATCH (a)-[*1..4]-(b) RETURN count(*)"}),
+    (
+        "query_graph big output",
+        "/graph/query",
+        {
+            "query": "MATCH (a),(b) RETURN [" + ", ".join(["$p"] * 300) + "] AS x LIMIT 1000",
+            "params": {"p": "x" * 4000},
+        },
+    ),
 )
 
 
@@ -147,6 +187,75 @@ async def run_level(base_url: str, level: Level, seconds: float, uids: list[str]
         level.seconds = time.perf_counter() - t0
 
 
+@dataclass
+class Klass:
+    """Latencies and status classes of one kind of request in one phase."""
+
+    name: str
+    latencies: list[float] = field(default_factory=list)
+    status: dict[str, int] = field(default_factory=dict)
+
+    def add(self, seconds: float, kind: str) -> None:
+        self.latencies.append(seconds)
+        self.status[kind] = self.status.get(kind, 0) + 1
+
+
+def _kind(status: int | None) -> str:
+    if status is None:
+        return "transport"
+    return f"{status // 100}xx"
+
+
+async def run_mixed(
+    base_url: str, seconds: float, light: int, heavy: int
+) -> tuple[Klass, Klass, Klass, float]:
+    """``light`` search workers, ``heavy`` heavy workers (none for the baseline) and a
+    /health probe for ``seconds``; returns (light, heavy, health, elapsed)."""
+    lk, hk, probe = Klass("light search"), Klass("heavy"), Klass("/health")
+    limits = httpx.Limits(max_connections=light + heavy + 1, max_keepalive_connections=64)
+    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60) as client:
+        end = time.monotonic() + seconds
+
+        async def one(k: Klass, method: str, path: str, body: object = None) -> None:
+            t = time.perf_counter()
+            try:
+                if method == "GET":
+                    resp = await client.get(path)
+                else:
+                    resp = await client.post(path, json=body)
+                kind = _kind(resp.status_code)
+                if path == "/graphql" and resp.status_code == 200 and resp.json().get("errors"):
+                    kind = "4xx"  # a GraphQL refusal is a 200 with coded errors
+            except httpx.HTTPError:
+                kind = _kind(None)
+            k.add(time.perf_counter() - t, kind)
+
+        async def light_worker(i: int) -> None:
+            rng = random.Random(i)
+            while time.monotonic() < end:
+                await one(lk, "POST", "/search", {"query": rng.choice(QUERIES), "limit": 10})
+
+        async def heavy_worker(i: int) -> None:
+            n = i
+            while time.monotonic() < end:
+                _, path, body = HEAVY[n % len(HEAVY)]
+                n += 1
+                await one(hk, "POST", path, body)
+
+        async def prober() -> None:
+            while time.monotonic() < end:
+                await one(probe, "GET", "/health")
+                await asyncio.sleep(0.05)
+
+        t0 = time.perf_counter()
+        await asyncio.gather(
+            *(light_worker(i) for i in range(light)),
+            *(heavy_worker(i) for i in range(heavy)),
+            prober(),
+        )
+        return lk, hk, probe, time.perf_counter() - t0
+
+
 def pct(xs: list[float], p: float) -> float:
     s = sorted(xs)
     return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))] if s else 0.0
@@ -159,6 +268,10 @@ def main() -> None:
     ap.add_argument("--collection", type=Path, help="an existing collection to serve")
     ap.add_argument("--encoder", choices=("default", "none"), default="default")
     ap.add_argument("--server-log", type=Path, help="write the server's output to this file")
+    ap.add_argument("--mix", action="store_true", help="light searches alone, then with heavy")
+    ap.add_argument("--heavy", type=int, default=8, help="heavy workers in --mix")
+    ap.add_argument("--light", type=int, default=2, help="light search workers in --mix")
+    ap.add_argument("--write", action="store_true", help="append the table to bench/RESULTS.md")
     args = ap.parse_args()
     levels = [int(x) for x in args.levels.split(",") if x.strip()]
     tmp = Path(tempfile.mkdtemp(prefix="cogitave-load-"))
@@ -174,6 +287,13 @@ def main() -> None:
         for q in QUERIES:  # warm every query's plan once
             httpx.post(f"{base_url}/search", json={"query": q}, timeout=60)
         print(f"server pid {proc.pid} on {base_url}, RSS {rss_kib(proc.pid) / 1024:.0f} MB")
+        if args.mix:
+            alone = asyncio.run(run_mixed(base_url, args.seconds, args.light, 0))
+            before = rss_kib(proc.pid)
+            mixed = asyncio.run(run_mixed(base_url, args.seconds, args.light, args.heavy))
+            after = rss_kib(proc.pid)
+            alive = httpx.get(f"{base_url}/health", timeout=5).status_code == 200
+            levels = []
         for c in levels:
             level = Level(c, rss_before=rss_kib(proc.pid))
             asyncio.run(run_level(base_url, level, args.seconds, uids))
@@ -183,7 +303,8 @@ def main() -> None:
                 f"concurrency {c}: {len(level.latencies)} requests, {level.errors} errors",
                 flush=True,
             )
-        alive = httpx.get(f"{base_url}/health", timeout=5).status_code == 200
+        if not args.mix:
+            alive = httpx.get(f"{base_url}/health", timeout=5).status_code == 200
     finally:
         if proc is not None:
             proc.send_signal(signal.SIGINT)
@@ -193,7 +314,63 @@ def main() -> None:
                 proc.kill()
                 proc.wait()
         shutil.rmtree(tmp, ignore_errors=True)
-    report(results, args, alive)
+    if args.mix:
+        text = report_mixed(alone, mixed, before, after, args, alive)
+    else:
+        report(results, args, alive)
+        return
+    print(text)
+    if args.write:
+        from bench._machine import machine_line
+
+        with (ROOT / "bench" / "RESULTS.md").open("a", encoding="utf-8") as f:
+            f.write("\n" + text.strip() + "\n\n" + machine_line() + "\n")
+
+
+def report_mixed(
+    alone: tuple[Klass, Klass, Klass, float],
+    mixed: tuple[Klass, Klass, Klass, float],
+    rss_before: int,
+    rss_after: int,
+    args: argparse.Namespace,
+    alive: bool,
+) -> str:
+    """The --mix table: each class in each phase, and the light p99 ratio."""
+    rows = [
+        "| phase | class | requests | req/s | p50 ms | p99 ms | max ms | status |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for phase, (lk, hk, probe, secs) in (("light alone", alone), ("light + heavy", mixed)):
+        for k in (lk, hk, probe):
+            if not k.latencies:
+                continue
+            lat = k.latencies
+            status = ", ".join(f"{s}: {n}" for s, n in sorted(k.status.items()))
+            rows.append(
+                f"| {phase} | {k.name} | {len(lat)} | {len(lat) / secs:.1f} "
+                f"| {1000 * statistics.median(lat):.1f} | {1000 * pct(lat, 99):.1f} "
+                f"| {1000 * max(lat):.1f} | {status} |"
+            )
+    ratio = pct(mixed[0].latencies, 99) / max(pct(alone[0].latencies, 99), 1e-9)
+    heavy_names = "; ".join(name for name, _, _ in HEAVY)
+    return "\n".join(
+        [
+            "",
+            f"## Load with heavy requests: `bench/load.py --mix --seconds {args.seconds:g} "
+            f"--heavy {args.heavy} --light {args.light}`",
+            "",
+            f"{args.light} light search workers alone, then beside {args.heavy} heavy workers "
+            f"cycling through: {heavy_names}. A /health probe every 50 ms in both phases. "
+            "4xx = a cost bound refused or stopped the request (GraphQL: coded errors).",
+            "",
+            *rows,
+            "",
+            f"Light search p99 with heavy load / alone: {ratio:.2f}. Server RSS before / after "
+            f"the mixed phase: {rss_before / 1024:.0f} / {rss_after / 1024:.0f} MB "
+            f"({(rss_after - rss_before) / 1024:+.0f} MB). /health after the runs: "
+            f"{'ok' if alive else 'NOT ANSWERING'}.",
+        ]
+    )
 
 
 def report(results: list[Level], args: argparse.Namespace, alive: bool) -> None:

@@ -8,10 +8,19 @@ The tree::
     │   ├── EdgeLabelError             edge_label      400   label outside the closed vocabulary
     │   ├── IngestError                ingest          400   bad source records (file:line list)
     │   └── QueryError                 query           400   empty / oversized / malformed query
+    │   └── TooCostlyError             too_costly      400   a request past a cost bound (rows,
+    │                                                        response bytes, graph expansions,
+    │                                                        wall time); ``details["bound"]``
+    ├── UnauthorizedError              unauthorized    401   missing or wrong bearer API key
     ├── NotFoundError                  not_found       404   collection, root, or uid unknown
     ├── ConflictError                  conflict        409   writer lock held, collection exists
+    ├── BodyTooLargeError              too_large       413   request body over the server's cap
+    ├── HTTPError                      (per status)    4xx   transport errors (unknown path, wrong
+    │                                                        method, unreadable GraphQL request)
     ├── CorruptionError                corrupt         500*  checksum mismatch naming the file
     ├── EncoderError                   encoder         500*  encoder unavailable / mismatched
+    ├── InternalError                  internal        500*  unexpected fault (details only logged)
+    ├── UnavailableError               unavailable     503   server busy or a part not running
     └── QueryGraphError                (own codes)     400   bounded graph query violation
 
 (*) corruption and encoder errors are faults of the installation, not of the caller's input;
@@ -89,6 +98,61 @@ class CorruptionError(CogitaveError):
 class EncoderError(CogitaveError):
     code = "encoder"
     http_status = 500
+
+
+class TooCostlyError(InputError):
+    """A request past one of the cost bounds; ``details`` name the bound and its maximum."""
+
+    code = "too_costly"
+
+    def __init__(self, bound: str, maximum: float, message: str) -> None:
+        super().__init__(message, details={"bound": bound, "max": maximum})
+        self.bound = bound
+
+
+class UnauthorizedError(CogitaveError):
+    """A missing or wrong bearer API key."""
+
+    code = "unauthorized"
+    http_status = 401
+
+
+class BodyTooLargeError(CogitaveError):
+    """A request body over the server's ``max_body_bytes``."""
+
+    code = "too_large"
+    http_status = 413
+
+
+class HTTPError(CogitaveError):
+    """A transport error (unknown path, wrong method, unreadable request) in the common shape."""
+
+    CODES: ClassVar[dict[int, str]] = {
+        400: "bad_request",
+        404: "not_found",
+        405: "method_not_allowed",
+        406: "not_acceptable",
+        415: "unsupported_media_type",
+    }
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.http_status = status  # type: ignore[misc]
+        self.code = self.CODES.get(status, "http")  # type: ignore[misc]
+
+
+class InternalError(CogitaveError):
+    """An unexpected fault: answered in the common shape, details only in the server log."""
+
+    code = "internal"
+    http_status = 500
+
+
+class UnavailableError(CogitaveError):
+    """The server is busy (its worker queue is full) or a part of it is not running."""
+
+    code = "unavailable"
+    http_status = 503
 
 
 class QueryGraphError(CogitaveError):

@@ -246,7 +246,7 @@ SLACK_S = 0.35
         "MATCH (a)-[*1..4]->(b) RETURN a.uid, b.uid ORDER BY b.title LIMIT 1",
         "MATCH (a),(b),(c) RETURN count(*)",
         "MATCH (a) MATCH (b) MATCH (c) RETURN a.uid ORDER BY c.title DESC LIMIT 1",
-        "MATCH (a)-[*1..4]->(b), (c)-[*1..4]->(d) RETURN count(*)",
+        "MATCH (a)-[*1..2]->(b), (c)-[*1..2]->(d) RETURN count(*)",
         "MATCH (a)-->(b)-->(c)-->(d)-->(e)-->(f) RETURN count(*)",
         "MATCH (a),(b) WHERE a.title = b.title RETURN count(*)",
         "MATCH (a),(b) RETURN a.uid, b.uid, count(*) AS c ORDER BY c DESC LIMIT 1",
@@ -286,3 +286,68 @@ def test_big_results_are_bounded_not_rejected(dense):
 
 def test_corpus_size():
     assert len(READ_ONLY) + len(SYNTAX) >= 60
+
+
+# -- the whole query's cost: hops together, result bytes, materialisation in the budget ----
+@pytest.mark.parametrize(
+    "text",
+    [
+        # each hop range is legal alone; together they reach 20 hops
+        "MATCH (a)-[:xref*0..4]->(b)-[:xref*1..4]->(c)-[:xref*1..4]->(d)-[:xref*1..4]->(e)"
+        "-[:xref*1..4]->(f) RETURN f.uid",
+        "MATCH (a)-[*1..3]->(b), (c)-[*1..2]->(d) RETURN count(*)",
+        "MATCH (a)-[*1..4]->(b) MATCH (b)-[*1..1]->(c) RETURN c.uid",
+    ],
+)
+def test_variable_length_hops_are_bounded_over_the_whole_query(dense, text):
+    with pytest.raises(QueryGraphError) as e:
+        query_graph(dense, text)
+    assert e.value.code == "depth" and "at most 4" in e.value.message
+    assert e.value.details["depth"] > 4
+
+
+def test_hops_up_to_four_in_total_still_run(docs):
+    g, _ = docs
+    res = query_graph(g, "MATCH (a)-[*1..2]->(b)-[*1..2]->(c) RETURN count(*) AS n")
+    assert res.columns == ("n",)
+
+
+def test_parameter_strings_repeated_in_the_output_are_bounded(dense):
+    # 5 KB of request: 300 copies of a 4,000-character parameter per row, 1,000 rows
+    items = ", ".join(["$p"] * 300)
+    t = time.perf_counter()
+    with pytest.raises(QueryGraphError) as e:
+        query_graph(dense, f"MATCH (a),(b) RETURN [{items}] AS x LIMIT 1000", {"p": "x" * 4000})
+    assert time.perf_counter() - t < BUDGET_S + SLACK_S
+    assert e.value.code == "limit" and "bytes" in e.value.message
+    assert e.value.details["bound"] == "response_bytes"
+
+
+def test_many_mid_sized_rows_hit_the_result_bound_not_memory(dense):
+    # each row is small enough alone; 1,000 of them pass the result's byte bound
+    t = time.perf_counter()
+    with pytest.raises(QueryGraphError) as e:
+        query_graph(
+            dense,
+            "MATCH (a) RETURN [$p, $p, $p, $p] AS x LIMIT 1000",
+            {"p": "y" * 4000},
+            timeout_ms=1000,
+        )
+    assert time.perf_counter() - t < 1.0 + SLACK_S
+    assert e.value.code == "limit" and e.value.details["bound"] == "response_bytes"
+
+
+def test_materialisation_runs_inside_the_budget(dense, monkeypatch):
+    # A slow to_json (standing in for a large page) must end in a timeout, not run on.
+    import cogitave.graph.query as q
+
+    def slow(g, v):  # type: ignore[no-untyped-def]
+        time.sleep(0.002)
+        return v
+
+    monkeypatch.setattr(q, "to_json", slow)
+    t = time.perf_counter()
+    with pytest.raises(QueryGraphError) as e:
+        query_graph(dense, "MATCH (a) RETURN a.uid LIMIT 1000", timeout_ms=100)
+    assert e.value.code == "timeout"
+    assert time.perf_counter() - t < 0.1 + SLACK_S

@@ -24,6 +24,7 @@ from tests.surfaces.test_one_ranking import docs_collection
 CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
 TOOLS = {
     "docs_search",
+    "docs_fetch",
     "code_sample_search",
     "get_related",
     "get_learning_path",
@@ -84,12 +85,15 @@ def test_docs_search_is_compact_and_matches_the_api(col: Collection) -> None:
         SearchRequest(query="install with pip", limit=5)
     ).uids
     top = body["results"][0]
-    assert {"uid", "kind", "title", "snippet", "score", "rank", "content"} <= set(top)
-    assert top["rank"] == 1 and top["content"].startswith("/nodes/")
+    assert {"uid", "kind", "title", "snippet", "score", "rank"} <= set(top)
+    assert top["rank"] == 1
+    # compact: the root and the content-API path are given once, not per hit
+    assert body["root"] == col.root and body["content"] == "/nodes/{uid}"
+    assert not any("content" in r or col.root in str(r) for r in body["results"])
     page = next(r for r in body["results"] if r["kind"] == "page")
     assert page["url"].startswith("/") and page["path"].endswith(".md")
-    assert set(body["diagnostics"]) == {"total_ms", "root", "lenses"}
-    assert body["diagnostics"]["root"] == col.root
+    assert set(body["diagnostics"]) == {"total_ms", "lenses"}
+    assert "markdown" not in body  # the Markdown is the text content, not repeated
 
 
 def test_docs_search_explain_and_filters(col: Collection) -> None:
@@ -243,13 +247,25 @@ def test_serve_mounts_streamable_http(col: Collection, tmp_path: Path) -> None:
             async with Client(f"{base}/mcp") as client:
                 ok = await client.call_tool("docs_search", {"query": "install with pip"})
                 bad = await client.call_tool("docs_search", {"query": "x", "limit": 0})
-                return ok, bad
+                short = await client.call_tool(
+                    "docs_search", {"query": "install with pip", "max_tokens": 100}
+                )
+                page = await client.call_tool("docs_fetch", {"ref": "/tutorial/install/"})
+                typed = await client.call_tool("docs_search", {"query": "x", "limit": "3"})
+                return ok, bad, short, page, typed
 
-        ok, bad = anyio.run(run)
+        ok, bad, short, page, typed = anyio.run(run)
         assert [r["uid"] for r in ok.structured_content["results"]] == col.search(
             SearchRequest(query="install with pip")
         ).uids
         assert bad.is_error and "limit" in text(bad)
+        assert "## Installation" in text(ok) and "```bash\npip install demo-package\n```" in text(
+            ok
+        )
+        assert len(text(short)) <= 400 and "max_tokens=100" in text(short)
+        assert text(page).startswith("# Installation\n/tutorial/install/")
+        assert page.structured_content["next_offset"] is None
+        assert typed.is_error
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -197,8 +197,11 @@ def text_of(driver: Any, selector: str) -> str:
 
 
 def open_page(driver: Any, url: str) -> None:
+    """Load the page and open the Prism (collapsed by default: results get the width)."""
     driver.get(url + "/")
     wait_for(lambda: driver.execute_script("return document.body.dataset.ready"), "the page")
+    assert not css(driver, "#prism-box")[0].get_attribute("open")
+    css(driver, "#prism-box > summary")[0].click()
 
 
 def type_query(driver: Any, text: str) -> None:
@@ -268,7 +271,7 @@ def test_open_a_result_then_a_related_node(browser: Any, server: str) -> None:
     uid = first.get_attribute("data-uid")
     css(browser, "#results .hit .hit-open")[0].click()
     wait_for(lambda: uid in text_of(browser, "#node .node-nav"), "the node panel")
-    wait_for(lambda: css(browser, "#node pre.content"), "the node content")
+    wait_for(lambda: css(browser, "#node .content.md"), "the node content")
     related = wait_for(lambda: css(browser, "#node .related li button"), "related nodes")
     wait_for(lambda: css(browser, "#node .steps li"), "the learning path")
     assert "selected" in css(browser, "#results .hit")[0].get_attribute("class")
@@ -355,7 +358,7 @@ def test_keyboard_only_search_and_open(browser: Any, server: str) -> None:
     browser.switch_to.active_element.send_keys(Keys.ARROW_DOWN)
     assert browser.switch_to.active_element == css(browser, "#results .hit-open")[1]
     browser.switch_to.active_element.send_keys(Keys.ENTER)
-    wait_for(lambda: css(browser, "#node pre.content"), "the node opened with Enter")
+    wait_for(lambda: css(browser, "#node .content.md"), "the node opened with Enter")
     for el in css(browser, "input, select, textarea"):
         eid = el.get_attribute("id")
         assert eid and css(browser, f"label[for='{eid}']"), f"#{eid} has no label"
@@ -384,3 +387,45 @@ def test_server_text_is_never_markup(browser: Any, server: str) -> None:
     assert css(browser, "#results .hit")
     assert not css(browser, "#prism img, #results img, #status img")
     assert browser.execute_script("return window.pwned") is None
+
+
+def test_results_get_the_width_and_the_prism_is_one_click_away(browser: Any, server: str) -> None:
+    browser.get(server + "/")
+    wait_for(lambda: browser.execute_script("return document.body.dataset.ready"), "the page")
+    box = css(browser, "#prism-box")[0]
+    assert not box.get_attribute("open") and not css(browser, "#prism")[0].is_displayed()
+    results = css(browser, ".results-pane")[0].size["width"]
+    node = css(browser, ".node-pane")[0].size["width"]
+    assert results > node > 0
+    css(browser, "#prism-box > summary")[0].click()
+    assert css(browser, "#prism")[0].is_displayed()
+
+
+MD_PROBE = """
+const f = markdown(arguments[0]);
+const d = document.createElement("div");
+d.append(f);
+return {
+  html: d.querySelectorAll("img, script, iframe, [onerror], [onclick]").length,
+  text: d.textContent,
+  hrefs: [...d.querySelectorAll("a")].map((a) => a.getAttribute("href")),
+  code: [...d.querySelectorAll("pre code")].map((c) => [c.className, c.textContent]),
+  tags: [...d.children].map((c) => c.tagName.toLowerCase()),
+};
+"""
+
+
+def test_node_content_renders_as_markdown_without_raw_html(browser: Any, server: str) -> None:
+    open_page(browser, server)
+    doc = (
+        "---\ntitle: x\n---\n# Title\n\nSome **bold** and `code` <img src=x onerror=alert(1)>"
+        "\n\n<script>alert(2)</script>\n\n- one\n- [two](https://example.org/two)\n\n"
+        "[bad](javascript:alert(3)) [rel](../other/)\n\n```python\nx = '<b>'\n```\n"
+    )
+    out = browser.execute_script(MD_PROBE, doc)
+    assert out["html"] == 0  # raw HTML stays text
+    assert "<img src=x onerror=alert(1)>" in out["text"] and "<script>" in out["text"]
+    assert "title: x" not in out["text"]  # front matter dropped
+    assert out["hrefs"] == ["https://example.org/two", "../other/"]  # javascript: dropped
+    assert out["code"] == [["language-python", "x = '<b>'"]]
+    assert out["tags"][:3] == ["h4", "p", "p"] and "ul" in out["tags"] and "pre" in out["tags"]

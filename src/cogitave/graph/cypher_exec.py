@@ -52,6 +52,8 @@ from cogitave.store.graph import GraphSegment
 
 TICK_EVERY = 64
 MAX_GROUPS = 100_000
+MAX_ROW_BYTES = 100_000
+NODE_JSON_CHARS = 120  # {"uid","kind","title"} of a typical node
 _EDGES = " edges"  # row key of the relationships used in the current clause (not a name)
 
 NodeProps = Callable[[int], Mapping[str, Any]]
@@ -269,11 +271,20 @@ class Executor:
             top = list(itertools.islice(projected, want))
         page = top[p.skip : p.skip + p.limit]
         truncated = len(top) > p.skip + p.limit or self.capped > 0
-        return [[to_json(self.g, v) for v in vals] for vals, _ in page], truncated
+        return [vals for vals, _ in page], truncated
 
     def _project(self, row: Mapping[str, Any]) -> list[Any]:
         self.tick()
-        return [self.eval(item.expr, row) for item in self.plan.items]
+        vals = [self.eval(item.expr, row) for item in self.plan.items]
+        # One row past the result bound fails here, before thousands like it are kept.
+        if json_size(vals, MAX_ROW_BYTES) > MAX_ROW_BYTES:
+            raise QueryGraphError(
+                "limit",
+                f"a row would be larger than {MAX_ROW_BYTES} bytes (response bytes bound); "
+                "return fewer or smaller values",
+                details={"bound": "response_bytes", "max": MAX_ROW_BYTES},
+            )
+        return vals
 
     def _distinct(
         self, rows: Iterable[tuple[list[Any], Mapping[str, Any]]]
@@ -599,6 +610,25 @@ class Executor:
             v = self.eval(e.args[0], row)
             return v.label if isinstance(v, RelRef) else None
         raise QueryGraphError("syntax", f"{e.name}() is only allowed as a RETURN item")
+
+
+def json_size(v: Any, cap: int) -> int:
+    """Characters of ``v`` as JSON (nodes and relationships at about their JSON size),
+    counted until past ``cap``; a value repeated in a list counts each time."""
+    total = 0
+    stack = [v]
+    while stack and total <= cap:
+        x = stack.pop()
+        if isinstance(x, str):
+            total += len(x) + 3
+        elif isinstance(x, list):
+            total += 2 + len(x)
+            stack.extend(x)
+        elif isinstance(x, NodeRef | RelRef):
+            total += NODE_JSON_CHARS
+        else:
+            total += len(str(x)) + 1
+    return total
 
 
 def to_json(g: GraphSegment, v: Any) -> Any:

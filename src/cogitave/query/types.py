@@ -65,8 +65,10 @@ class SearchRequest:
         if self.mode not in MODES:
             raise QueryError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
         if self.dimensions is not None:
-            if isinstance(self.dimensions, str):
-                raise QueryError("dimensions must be a list of dimension names, not a string")
+            if not isinstance(self.dimensions, list | tuple):
+                raise QueryError(
+                    f"dimensions must be a list of dimension names, not {self.dimensions!r}"
+                )
             dims = tuple(self.dimensions)
             if not dims or not all(isinstance(d, str) for d in dims):
                 raise QueryError("dimensions must be a non-empty list of dimension names")

@@ -9,7 +9,9 @@ traceback.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,6 +36,7 @@ err = Console(stderr=True)
 
 CollectionOpt = Annotated[Path, typer.Option("--collection", "-c", help="Collection directory.")]
 FORMATS = ("jsonl", "beir", "cranfield", "markdown")
+SEARCH_FORMATS = ("text", "json", "markdown")
 
 
 @contextmanager
@@ -153,31 +156,64 @@ def search(
     limit: Annotated[int, typer.Option("--limit", "-n")] = 10,
     offset: int = 0,
     mode: Annotated[str, typer.Option(help="planned | hybrid | bm25 | dense")] = "planned",
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="text (breadcrumb, URL, snippet) | json | markdown (the agents' answer).",
+        ),
+    ] = "text",
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    max_tokens: Annotated[
+        int, typer.Option(help="Token budget of --format markdown (about 4 characters each).")
+    ] = 2000,
     root: Annotated[str | None, typer.Option(help="A retained root id to read.")] = None,
 ) -> None:
     """Search the collection."""
     from cogitave.collection import Collection
     from cogitave.query.types import SearchRequest
 
+    fmt = "json" if as_json else fmt
+    if fmt not in SEARCH_FORMATS:
+        raise InputError(f"--format must be one of {', '.join(SEARCH_FORMATS)}, not {fmt!r}")
     req = SearchRequest(query=query, limit=limit, offset=offset, mode=mode, root=root)  # type: ignore[arg-type]
-    res = Collection.open(collection, root).search(req)
-    if as_json:
+    col = Collection.open(collection, root)
+    if fmt == "markdown":
+        from cogitave.surfaces import service
+
+        answer = service.search_compact(col, req, max_tokens)
+        sys.stdout.write(answer["markdown"] + "\n")
+        return
+    res = col.search(req)
+    if fmt == "json":
         sys.stdout.write(json.dumps(res.to_dict(), ensure_ascii=False) + "\n")
         return
-    print_results(res)
+    from cogitave.surfaces.service import located
+
+    # a code sample shows the URL and breadcrumb of its section
+    hits = [located(col, h, col.get(h.uid, root=res.root), res.root) for h in res.results]
+    print_results(res, hits)
 
 
-def print_results(res: Any) -> None:
+def print_results(res: Any, hits: Any = None) -> None:
+    """Hits for a person: rank, breadcrumb (or title), where it lives, a readable snippet."""
+    from rich.markup import escape
+
+    from cogitave.surfaces.render import crumbs
+
     if not res.results:
         out.print("[dim]no results[/dim]")
-    for h in res.results:
+    for h in res.results if hits is None else hits:
+        title = escape(crumbs(h.breadcrumb, h.title, h.uid))
         out.print(
-            f"[bold]{h.rank:>3}.[/bold] {h.title}  [dim]{h.uid} · {h.kind} · {h.score:.4f}[/dim]",
+            f"[bold]{h.rank:>3}. {title}[/bold]  [dim]{escape(h.kind)} · {h.score:.4f}[/dim]",
             highlight=False,
         )
+        out.print(f"     {h.url or h.path or h.uid}", markup=False, highlight=False)
         if h.snippet:
-            out.print(f"     {h.snippet[:200]}", markup=False, highlight=False)
+            snippet = " ".join(h.snippet.split())
+            for line in textwrap.wrap(snippet, width=96, max_lines=3, placeholder=" …"):
+                out.print(f"     {line}", markup=False, highlight=False, style="dim")
     d = res.diagnostics
     ms = d.get("total_ms", 0)
     out.print(f"[dim]{len(res.results)} results · {ms:.1f} ms · root {res.root[:12]}[/dim]")
@@ -331,17 +367,33 @@ def serve(
             envvar="COGITAVE_API_KEY", help="Require 'Authorization: Bearer KEY' (not /health)."
         ),
     ] = None,
+    workers: Annotated[int, typer.Option(help="Worker threads for request work.")] = 4,
+    mcp_sessions: Annotated[
+        int,
+        typer.Option(help="MCP over HTTP: 0 = stateless (no sessions kept), else the cap."),
+    ] = 0,
+    mcp_idle: Annotated[
+        float, typer.Option(help="MCP over HTTP: seconds before an idle session closes.")
+    ] = 300.0,
 ) -> None:
     """Serve REST, GraphQL (/graphql) and MCP (/mcp) over HTTP for one collection."""
     from cogitave.collection import Collection
     from cogitave.surfaces import http
 
+    if api_key is None and "COGITAVE_API_KEY" in os.environ:
+        api_key = os.environ["COGITAVE_API_KEY"]  # click reads an empty variable as unset
+    api_key = http.check_api_key(api_key)  # an empty key is refused, never "no auth"
+    if workers < 1 or mcp_sessions < 0 or mcp_idle <= 0:
+        raise InputError("--workers must be >= 1, --mcp-sessions >= 0, --mcp-idle > 0")
+    sessions = http.McpSessions(
+        stateless=mcp_sessions == 0, max_sessions=max(1, mcp_sessions), idle_timeout_s=mcp_idle
+    )
     col = Collection.open(collection)
     col.warm()  # the first request must not pay for loading the lexicon and the encoder
     if host not in http.LOOPBACK and not api_key:
         err.print(f"warning: listening on {host} without an API key", markup=False)
     err.print(f"serving {collection} (root {col.root[:12]}) on http://{host}:{port}", markup=False)
-    http.serve(col, host=host, port=port, api_key=api_key)
+    http.serve(col, host=host, port=port, api_key=api_key, workers=workers, mcp_sessions=sessions)
 
 
 @app.command("mcp")

@@ -2,8 +2,11 @@
 
 ===========================  ==============================================================
 ``POST /search``             a JSON :class:`SearchRequest` -> ``SearchResponse.to_dict()``
+                             (``?format=markdown&max_tokens=N``: the hits as Markdown)
 ``GET /nodes/{uid}``         the content API (uids may hold ``/``; escape ``#`` as ``%23``)
 ``GET /nodes/{uid}/related`` ``labels`` (comma list), ``direction``, ``depth``, ``limit``
+``GET /fetch``               ``ref`` (URL, path, uid, page#anchor), ``max_tokens``,
+                             ``offset``, ``format`` (json or markdown): a page as Markdown
 ``GET /learning-path``       ``target``
 ``GET /facets``              ``uids`` (comma list), ``labels``, ``depth``
 ``GET /xref``                ``ref`` (``base``, ``limit``)
@@ -14,33 +17,53 @@
 ===========================  ==============================================================
 
 Every error is ``{"error": {"code", "message", "details"?}}`` with the engine error's HTTP
-status; bad request syntax is 400, an oversized body 413, a missing or wrong API key 401.
+status; bad request syntax is 400, an oversized body 413, a missing or wrong API key 401, a
+request past a cost bound 400 ``too_costly`` (:mod:`cogitave.surfaces.cost`), a full worker
+queue 503. Request work runs on a bounded worker pool, never on the event loop.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import TypeAdapter
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cogitave.collection import Collection
-from cogitave.errors import CogitaveError, InputError
+from cogitave.errors import (
+    BodyTooLargeError,
+    CogitaveError,
+    HTTPError,
+    InputError,
+    InternalError,
+    UnauthorizedError,
+    UnavailableError,
+)
 from cogitave.query.types import MAX_LIMIT, SearchRequest
 from cogitave.surfaces import service
+from cogitave.surfaces.cost import (
+    DEFAULT_LIMITS,
+    SWITCH_INTERVAL_S,
+    WORKERS,
+    Budget,
+    Limits,
+    WorkerPool,
+)
 from cogitave.surfaces.graphql import graphql_router
 from cogitave.surfaces.mcp import build_mcp
+from cogitave.surfaces.render import DEFAULT_FETCH_TOKENS, DEFAULT_TOKENS, MAX_TOKENS, MIN_TOKENS
 
 MCP_PATH = "/mcp"
 OPEN_PATHS = frozenset({"/health", "/"})
@@ -51,45 +74,6 @@ PAGE_HEADERS = {
     "X-Content-Type-Options": "nosniff",
 }
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
-class BodyTooLargeError(CogitaveError):
-    """A request body over the app's ``max_body_bytes``."""
-
-    code = "too_large"
-    http_status = 413
-
-
-class UnauthorizedError(CogitaveError):
-    """A missing or wrong bearer API key."""
-
-    code = "unauthorized"
-    http_status = 401
-
-
-class InternalError(CogitaveError):
-    """An unexpected fault: answered in the common shape, details only in the server log."""
-
-    code = "internal"
-    http_status = 500
-
-
-class UnavailableError(CogitaveError):
-    """A part of the app that is not running (the MCP transport outside the lifespan)."""
-
-    code = "unavailable"
-    http_status = 503
-
-
-class HTTPError(CogitaveError):
-    """A routing error (unknown path, wrong method) in the common error shape."""
-
-    http_status: ClassVar[int] = 400
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.http_status = status  # type: ignore[misc]
-        self.code = {404: "not_found", 405: "method_not_allowed"}.get(status, "http")  # type: ignore[misc]
 
 
 def _error_response(err: CogitaveError) -> JSONResponse:
@@ -151,19 +135,39 @@ class GuardMiddleware:
         return BodyTooLargeError(f"request body is larger than {self.max_body_bytes} bytes")
 
 
+@dataclass(frozen=True)
+class McpSessions:
+    """MCP-over-HTTP sessions. ``stateless`` (the default) keeps no session table at all:
+    every tool call is one request/response, so nothing accumulates. Otherwise at most
+    ``max_sessions`` are open, and one idle for ``idle_timeout_s`` is closed."""
+
+    stateless: bool = True
+    max_sessions: int = 32
+    idle_timeout_s: float = 300.0
+
+
 class McpEndpoint:
     """``/mcp``: the MCP streamable-HTTP transport, one session manager per app lifespan."""
 
-    def __init__(self, col: Collection, host: str) -> None:
-        self.server = build_mcp(col)
+    def __init__(
+        self, col: Collection, host: str, sessions: McpSessions, pool: WorkerPool, limits: Limits
+    ) -> None:
+        self.server = build_mcp(col, pool=pool, limits=limits)
         self.host = host
+        self.sessions = sessions
         self.handler: Callable[[Scope, Receive, Send], Awaitable[None]] | None = None
 
     @asynccontextmanager
     async def running(self, max_body_bytes: int) -> AsyncIterator[None]:
         # The SDK's session manager runs once; a fresh one per lifespan lets tests restart.
+        s = self.sessions
         self.server.streamable_http_app(
-            streamable_http_path=MCP_PATH, host=self.host, max_request_body_size=max_body_bytes
+            streamable_http_path=MCP_PATH,
+            host=self.host,
+            max_request_body_size=max_body_bytes,
+            stateless_http=s.stateless,
+            session_idle_timeout=s.idle_timeout_s,
+            max_sessions=s.max_sessions,
         )
         manager = self.server.session_manager
         async with manager.run():
@@ -174,6 +178,12 @@ class McpEndpoint:
                 self.handler = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.sessions.stateless and scope.get("method") == "GET":
+            # Stateless: nothing is ever pushed, so no idle event stream is held open per
+            # connection; the MCP spec lets a server answer this GET with 405.
+            err = HTTPError(405, "this MCP endpoint is stateless: no server-sent event stream")
+            await _error_response(err)(scope, receive, send)
+            return
         if self.handler is None:
             err = UnavailableError("the MCP transport is not running (app lifespan not started)")
             await _error_response(err)(scope, receive, send)
@@ -223,17 +233,43 @@ def _validation_message(exc: RequestValidationError) -> tuple[str, list[dict[str
     return text or "invalid request", errors
 
 
+def check_api_key(api_key: str | None) -> str | None:
+    """``None`` (no key) or a usable key; an empty or blank key is refused, never read as
+    "authentication off"."""
+    if api_key is None:
+        return None
+    if not isinstance(api_key, str) or not api_key.strip():
+        raise InputError(
+            "the API key is empty: set COGITAVE_API_KEY to a secret (or unset it to serve "
+            "without a key on loopback)"
+        )
+    return api_key.strip()
+
+
 def create_app(
     collection: Collection,
     *,
     api_key: str | None = None,
     max_body_bytes: int = 1_000_000,
     host: str = "127.0.0.1",
+    limits: Limits = DEFAULT_LIMITS,
+    workers: int = WORKERS,
+    mcp_sessions: McpSessions = McpSessions(),
 ) -> FastAPI:
     """The app over an opened collection. ``host`` is where it will listen: on loopback the
-    MCP transport also checks ``Host``/``Origin`` headers against DNS rebinding."""
+    MCP transport also checks ``Host``/``Origin`` headers against DNS rebinding. Every
+    request gets a :class:`~cogitave.surfaces.cost.Budget` of ``limits``; its work runs on a
+    pool of ``workers`` threads, never on the event loop."""
     col = collection
-    mcp = McpEndpoint(col, host)
+    api_key = check_api_key(api_key)
+    pool = WorkerPool(workers)
+    mcp = McpEndpoint(col, host, mcp_sessions, pool, limits)
+
+    async def work(fn: Callable[[], Any], *, heavy: bool = False) -> Response:
+        """Run ``fn`` on the pool under a fresh budget; encode its answer there too."""
+        budget = Budget(limits)
+        data = await pool.run(budget, lambda: budget.encode(fn()), heavy=heavy)
+        return Response(data, media_type="application/json")
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -246,6 +282,7 @@ def create_app(
         version="0.1.0",
         lifespan=lifespan,
     )
+    app.state.mcp = mcp
     app.add_middleware(GuardMiddleware, api_key=api_key, max_body_bytes=max_body_bytes)
 
     @app.exception_handler(CogitaveError)
@@ -267,57 +304,104 @@ def create_app(
         return _error_response(InternalError("internal error; see the server log"))
 
     @app.post("/search", tags=["search"], openapi_extra=_body_doc(_search_schema()))
-    async def search(request: Request) -> dict[str, Any]:
-        """Ranked search; the body mirrors SearchRequest, unknown fields are an error."""
+    async def search(
+        request: Request,
+        format: Annotated[
+            str, Query(description="json (the ranking) or markdown (the agents' answer).")
+        ] = "json",
+        max_tokens: Annotated[
+            int, Query(description=f"Token budget of markdown, {MIN_TOKENS}-{MAX_TOKENS}.")
+        ] = DEFAULT_TOKENS,
+    ) -> Response:
+        """Ranked search; the body mirrors SearchRequest, unknown fields are an error.
+        ``?format=markdown`` answers the hits as Markdown within ``max_tokens``."""
         req = service.search_request(await _json_body(request))
-        res = await run_in_threadpool(service.search, col, req)
-        return res.to_dict()
+        if format == "markdown":
+            budget = Budget(limits)
+
+            def answer() -> bytes:
+                text = service.search_compact(col, req, max_tokens)["markdown"]
+                budget.check_text(text)
+                return text.encode()
+
+            data = await pool.run(budget, answer)
+            return Response(data, media_type="text/markdown; charset=utf-8")
+        if format != "json":
+            raise InputError(f"format must be json or markdown, not {format!r}")
+        return await work(lambda: service.search(col, req).to_dict())
 
     @app.get("/nodes/{uid:path}/related", tags=["graph"])
-    def related(
+    async def related(
         uid: str,
         labels: Annotated[str | None, Query(description="Comma-separated edge labels.")] = None,
         direction: Annotated[str, Query(description="out, in or both.")] = "both",
         depth: Annotated[int, Query(description="Hops, 1-4.")] = 1,
         limit: Annotated[int, Query(description="Rows, 1-1000.")] = 50,
-    ) -> dict[str, Any]:
+    ) -> Response:
         """Neighbours of a node within `depth` hops, each with the path that reached it."""
-        return service.related(col, uid, labels, direction, depth, limit)
+        return await work(
+            lambda: service.related(col, uid, labels, direction, depth, limit), heavy=True
+        )
 
     @app.get("/nodes/{uid:path}", tags=["content"])
-    def node(uid: str) -> dict[str, Any]:
+    async def node(uid: str) -> Response:
         """One node: kind, dimensions, content, out-edges, meta and code if any."""
-        return service.node_record(col.get(uid))
+        return await work(lambda: service.node_record(col.get(uid)))
+
+    @app.get("/fetch", tags=["content"])
+    async def fetch(
+        ref: Annotated[str, Query(description="A URL, path, uid, or page#anchor.")],
+        max_tokens: Annotated[
+            int, Query(description=f"Token budget, {MIN_TOKENS}-{MAX_TOKENS}.")
+        ] = DEFAULT_FETCH_TOKENS,
+        offset: Annotated[int, Query(description="Continue from this block offset.")] = 0,
+        format: Annotated[str, Query(description="markdown or json.")] = "json",
+    ) -> Response:
+        """A page or one section as Markdown (budgeted, with a continuation offset)."""
+        if format not in ("json", "markdown"):
+            raise InputError(f"format must be json or markdown, not {format!r}")
+        if format == "markdown":
+            budget = Budget(limits)
+
+            def page() -> bytes:
+                text = service.fetch(col, ref, max_tokens, offset)["markdown"]
+                budget.check_text(text)
+                return text.encode()
+
+            data = await pool.run(budget, page)
+            return Response(data, media_type="text/markdown; charset=utf-8")
+        return await work(lambda: service.fetch(col, ref, max_tokens, offset))
 
     @app.get("/learning-path", tags=["graph"])
-    def learning_path(target: str) -> dict[str, Any]:
+    async def learning_path(target: str) -> Response:
         """What to read before `target` (uid, skill:<slug>, role:<slug>, or a name)."""
-        return service.learning_path(col, target)
+        return await work(lambda: service.learning_path(col, target), heavy=True)
 
     @app.get("/facets", tags=["graph"])
-    def facets(uids: str, labels: str | None = None, depth: int = 1) -> dict[str, Any]:
+    async def facets(uids: str, labels: str | None = None, depth: int = 1) -> Response:
         """Kinds, edge labels and exact values around comma-separated `uids` (a result set)."""
-        return service.facets(col, uids, labels, depth)
+        return await work(lambda: service.facets(col, uids, labels, depth), heavy=True)
 
     @app.get("/xref", tags=["graph"])
-    def xref(ref: str, base: str | None = None, limit: int = 5) -> dict[str, Any]:
+    async def xref(ref: str, base: str | None = None, limit: int = 5) -> Response:
         """Node candidates for a uid, alias, path, URL path, page#anchor or title."""
-        return service.resolve_xref(col, ref, base, limit)
+        return await work(lambda: service.resolve_xref(col, ref, base, limit))
 
     @app.post("/graph/query", tags=["graph"], openapi_extra=_body_doc(GRAPH_QUERY_SCHEMA))
-    async def graph_query(request: Request) -> dict[str, Any]:
+    async def graph_query(request: Request) -> Response:
         """Bounded read-only MATCH ... RETURN (depth <= 4, LIMIT <= 1000, 250 ms)."""
         body = await _json_body(request)
-        return await run_in_threadpool(service.graph_query_body, col, body)
+        return await work(lambda: service.graph_query_body(col, body), heavy=True)
 
     @app.get("/roots", tags=["content"])
-    def roots() -> dict[str, Any]:
+    async def roots() -> Response:
         """The root this server reads and the retained roots, newest first."""
-        return service.roots(col)
+        return await work(lambda: service.roots(col))
 
     @app.get("/health", tags=["ops"])
-    def health() -> dict[str, str]:
-        """Liveness; open even when an API key is set."""
+    async def health() -> dict[str, str]:
+        """Liveness; open even when an API key is set. Answered on the event loop, which
+        never runs request work, so it stays fast while heavy requests run."""
         return {"status": "ok"}
 
     @app.get("/", include_in_schema=False)
@@ -326,7 +410,9 @@ def create_app(
         return FileResponse(STATIC_DIR / "index.html", headers=PAGE_HEADERS)
 
     app.mount(STATIC_PREFIX.rstrip("/"), StaticFiles(directory=STATIC_DIR), name="static")
-    app.include_router(graphql_router(col), prefix="/graphql", include_in_schema=False)
+    app.include_router(
+        graphql_router(col, pool=pool, limits=limits), prefix="/graphql", include_in_schema=False
+    )
     app.add_route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     return app
 
@@ -337,9 +423,14 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8765,
     api_key: str | None = None,
+    workers: int = WORKERS,
+    mcp_sessions: McpSessions = McpSessions(),
 ) -> None:
     """Run the app with uvicorn until interrupted."""
     import uvicorn
 
-    app = create_app(collection, api_key=api_key, host=host)
+    app = create_app(
+        collection, api_key=api_key, host=host, workers=workers, mcp_sessions=mcp_sessions
+    )
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     uvicorn.run(app, host=host, port=port, log_level="info")

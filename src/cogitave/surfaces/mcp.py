@@ -1,7 +1,11 @@
-"""The MCP surface: six read-only tools over one :class:`~cogitave.collection.Collection`.
+"""The MCP surface: seven read-only tools over one :class:`~cogitave.collection.Collection`.
 
-``docs_search``, ``code_sample_search``, ``get_related``, ``get_learning_path``,
-``resolve_xref`` and ``query_graph``. Every bad argument or bound violation comes back as a tool
+``docs_search``, ``code_sample_search``, ``docs_fetch``, ``get_related``,
+``get_learning_path``, ``resolve_xref`` and ``query_graph``. The search tools and
+``docs_fetch`` answer Markdown text within a token budget (:mod:`cogitave.surfaces.render`);
+the others compact JSON; every answer also carries structured content. Each call runs on a
+worker thread under a cost budget (:mod:`cogitave.surfaces.cost`); arguments are strict
+(``"10"`` is not an integer). Every bad argument or bound violation comes back as a tool
 execution error (``isError: true``) whose text names the error code and the reason, so a model
 can correct the call; unknown arguments are rejected, not dropped. Transports: stdio
 (``cogitave mcp``) and streamable HTTP (mounted at ``/mcp`` by :mod:`cogitave.surfaces.http`).
@@ -15,7 +19,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, Field
 
 from cogitave.collection import Collection
@@ -24,6 +28,13 @@ from cogitave.graph.query import DEFAULT_LIMIT, MAX_LIMIT
 from cogitave.query.types import MAX_QUERY_CHARS, SearchRequest
 from cogitave.schema import EDGE_LABELS
 from cogitave.surfaces import service
+from cogitave.surfaces.cost import DEFAULT_LIMITS, Budget, Limits, WorkerPool
+from cogitave.surfaces.render import (
+    DEFAULT_FETCH_TOKENS,
+    DEFAULT_TOKENS,
+    MAX_TOKENS,
+    MIN_TOKENS,
+)
 
 SERVER_NAME = "cogitave"
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -42,26 +53,41 @@ Limit = Annotated[
     int,
     Field(ge=1, le=service.TOOL_MAX_LIMIT, description="How many results (1-50, default 10)."),
 ]
+MaxTokens = Annotated[
+    int,
+    Field(
+        ge=MIN_TOKENS,
+        le=MAX_TOKENS,
+        description=f"Token budget of the Markdown answer ({MIN_TOKENS}-{MAX_TOKENS}, default "
+        f"{DEFAULT_TOKENS}; a token is about 4 characters).",
+    ),
+]
 Uid = Annotated[str, Field(min_length=1, description="A node uid, as a search result gives it.")]
 
 
-def _call(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """Run a facade call; an engine error becomes a ToolError the model can read."""
-    try:
-        return fn()
-    except CogitaveError as e:
-        raise ToolError(f"error[{e.code}]: {' '.join(e.message.split())}") from e
+def _answer(budget: Budget, body: dict[str, Any]) -> CallToolResult:
+    """A tool answer: Markdown text when the answer has it (search, fetch), else compact
+    JSON; the structured content without private keys. Both count against the budget."""
+    public = service.public(body)
+    text = public.pop("markdown", None)  # the text content; not repeated in the structure
+    data = budget.encode(public)
+    if isinstance(text, str):
+        budget.check_text(text)
+    else:
+        text = data.decode()
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=public)
 
 
 def _strict(tool: Tool) -> Tool:
-    """Reject unknown arguments (the SDK's argument model ignores them by default)."""
+    """Reject unknown arguments (the SDK's argument model ignores them by default) and values
+    of the wrong type (``"10"`` or ``true`` for an integer), as REST does."""
     base = tool.fn_metadata.arg_model
     model = type(
         base.__name__,
         (base,),
         {
             "__module__": base.__module__,
-            "model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+            "model_config": ConfigDict(extra="forbid", strict=True, arbitrary_types_allowed=True),
         },
     )
     tool.fn_metadata.arg_model = model
@@ -80,13 +106,31 @@ def _describe(col: Collection) -> dict[str, str]:
     }
 
 
-def build_mcp(col: Collection, *, log_level: LogLevel = "WARNING") -> MCPServer:
+def build_mcp(
+    col: Collection,
+    *,
+    log_level: LogLevel = "WARNING",
+    pool: WorkerPool | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> MCPServer:
     """An MCP server whose tools answer from ``col`` (opened once by the caller).
 
-    ``log_level`` WARNING keeps routine tool errors (the model's bad calls) out of the log."""
+    Each call gets a budget of ``limits`` and runs on ``pool`` (a worker thread, never the
+    event loop); its answer is built and measured there too. ``log_level`` WARNING keeps
+    routine tool errors (the model's bad calls) out of the log."""
     facts = _describe(col)
+    workers = pool if pool is not None else WorkerPool()
 
-    def docs_search(
+    async def _call(fn: Callable[[], dict[str, Any]], *, heavy: bool = False) -> CallToolResult:
+        """Run a facade call on the pool (graph walks on its heavy lane); an engine error
+        becomes a ToolError the model can read."""
+        budget = Budget(limits)
+        try:
+            return await workers.run(budget, lambda: _answer(budget, fn()), heavy=heavy)
+        except CogitaveError as e:
+            raise ToolError(f"error[{e.code}]: {' '.join(e.message.split())}") from e
+
+    async def docs_search(
         query: Query,
         limit: Limit = 10,
         kind: Annotated[
@@ -107,7 +151,8 @@ def build_mcp(col: Collection, *, log_level: LogLevel = "WARNING") -> MCPServer:
         explain: Annotated[
             bool, Field(description="Return the full diagnostics (plan, lenses, timings).")
         ] = False,
-    ) -> dict[str, Any]:
+        max_tokens: MaxTokens = DEFAULT_TOKENS,
+    ) -> CallToolResult:
         def run() -> dict[str, Any]:
             f: dict[str, Any] = dict(filters or {})
             if kind is not None:
@@ -115,21 +160,48 @@ def build_mcp(col: Collection, *, log_level: LogLevel = "WARNING") -> MCPServer:
             req = SearchRequest(
                 query=query, limit=limit, dimensions=dimensions, filters=f, explain=explain
             )
-            return service.search_compact(col, req)
+            return service.search_compact(col, req, max_tokens)
 
-        return _call(run)
+        return await _call(run)
 
-    def code_sample_search(
+    async def code_sample_search(
         query: Query,
         language: Annotated[
             str | None,
             Field(description="Only samples in this language (fence name: python, bash, ...)."),
         ] = None,
         limit: Limit = 10,
-    ) -> dict[str, Any]:
-        return _call(lambda: service.code_search(col, query, language, limit))
+        max_tokens: MaxTokens = DEFAULT_TOKENS,
+    ) -> CallToolResult:
+        return await _call(lambda: service.code_search(col, query, language, limit, max_tokens))
 
-    def get_related(
+    async def docs_fetch(
+        ref: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=2000,
+                description="What to read: a URL (absolute or /path/), a source path, a uid, "
+                "or page#anchor / a section uid for one section.",
+            ),
+        ],
+        max_tokens: Annotated[
+            int,
+            Field(
+                ge=MIN_TOKENS,
+                le=MAX_TOKENS,
+                description=f"Token budget of the answer ({MIN_TOKENS}-{MAX_TOKENS}, default "
+                f"{DEFAULT_FETCH_TOKENS}; a token is about 4 characters).",
+            ),
+        ] = DEFAULT_FETCH_TOKENS,
+        offset: Annotated[
+            int,
+            Field(ge=0, description="Block to start from: the next_offset of the last answer."),
+        ] = 0,
+    ) -> CallToolResult:
+        return await _call(lambda: service.fetch(col, ref, max_tokens, offset))
+
+    async def get_related(
         uid: Uid,
         labels: Annotated[
             list[Label] | None,
@@ -143,10 +215,12 @@ def build_mcp(col: Collection, *, log_level: LogLevel = "WARNING") -> MCPServer:
         limit: Annotated[
             int, Field(ge=1, le=service.RELATED_MAX_LIMIT, description="Rows, 1-1000.")
         ] = service.RELATED_DEFAULT_LIMIT,
-    ) -> dict[str, Any]:
-        return _call(lambda: service.related(col, uid, labels, direction, depth, limit))
+    ) -> CallToolResult:
+        return await _call(
+            lambda: service.related(col, uid, labels, direction, depth, limit), heavy=True
+        )
 
-    def get_learning_path(
+    async def get_learning_path(
         target: Annotated[
             str,
             Field(
@@ -154,10 +228,10 @@ def build_mcp(col: Collection, *, log_level: LogLevel = "WARNING") -> MCPServer:
                 description="A node uid, skill:<slug>, role:<slug>, or a skill or role name.",
             ),
         ],
-    ) -> dict[str, Any]:
-        return _call(lambda: service.learning_path(col, target))
+    ) -> CallToolResult:
+        return await _call(lambda: service.learning_path(col, target), heavy=True)
 
-    def resolve_xref(
+    async def resolve_xref(
         ref: Annotated[
             str,
             Field(
@@ -172,10 +246,10 @@ def build_mcp(col: Collection, *, log_level: LogLevel = "WARNING") -> MCPServer:
         limit: Annotated[
             int, Field(ge=1, le=service.XREF_MAX_LIMIT, description="Candidates, 1-50.")
         ] = 5,
-    ) -> dict[str, Any]:
-        return _call(lambda: service.resolve_xref(col, ref, base, limit))
+    ) -> CallToolResult:
+        return await _call(lambda: service.resolve_xref(col, ref, base, limit))
 
-    def query_graph(
+    async def query_graph(
         query: Annotated[
             str,
             Field(
@@ -187,25 +261,39 @@ def build_mcp(col: Collection, *, log_level: LogLevel = "WARNING") -> MCPServer:
             dict[str, Any] | None,
             Field(description="Values for $name placeholders (scalars or lists of scalars)."),
         ] = None,
-    ) -> dict[str, Any]:
-        return _call(lambda: service.graph_query(col, query, params))
+    ) -> CallToolResult:
+        return await _call(lambda: service.graph_query(col, query, params), heavy=True)
 
     descriptions = {
         docs_search: (
             "Search the documentation collection: BM25 and dense retrieval fused with "
             "reciprocal rank fusion, the same ranking the REST, GraphQL and CLI surfaces "
             "return. Use it first to find pages, sections and code samples on a topic. "
-            "Returns `results`, best first: uid, kind, title, snippet, url/path when known, "
-            "score, rank, and `content`, the content-API path (/nodes/{uid}) of the full "
-            "node. `diagnostics` is a summary (total_ms, root, lenses); explain=true gives "
-            f"the full diagnostics. Limits: limit 1-{service.TOOL_MAX_LIMIT}, query up to "
-            f"{MAX_QUERY_CHARS} characters."
+            "The text answer is Markdown, best hit first: per hit a heading with its "
+            "breadcrumb (Page › Section), its URL, the section's text and its code fenced "
+            f"with the language, all within max_tokens (default {DEFAULT_TOKENS}, "
+            f"{MIN_TOKENS}-{MAX_TOKENS}; a token is about 4 characters), cut between blocks "
+            "with a note of what was left out. Read a whole page with docs_fetch and a hit's "
+            "URL. The structured answer has `results` (uid, kind, title, url, path, "
+            "breadcrumb, snippet, score, rank), the `root` once, and a `diagnostics` "
+            f"summary; explain=true gives the full diagnostics. Limits: limit 1-"
+            f"{service.TOOL_MAX_LIMIT}, query up to {MAX_QUERY_CHARS} characters."
         ),
         code_sample_search: (
             "Find code samples (fenced code blocks of the docs) for a task. Searches with "
-            "kind=code_sample (and the language, when given) and returns each hit's `code` "
-            "and `language` with uid, title, path, score, rank and content link. Use "
-            "docs_search for prose. Limits: limit 1-50."
+            "kind=code_sample (and the language, when given). The text answer is Markdown: "
+            "per sample a heading with its breadcrumb, its URL and the code fenced with its "
+            f"language, within max_tokens (default {DEFAULT_TOKENS}). The structured answer "
+            "gives each hit's `code` and `language` with uid, title, path, score and rank. "
+            "Use docs_search for prose. Limits: limit 1-50."
+        ),
+        docs_fetch: (
+            "Read one page, or one section, as Markdown: give a URL (as docs_search returns "
+            "it), a source path, a uid, or page#anchor. Includes are expanded as indexed. "
+            f"The answer is cut at max_tokens (default {DEFAULT_FETCH_TOKENS}, "
+            f"{MIN_TOKENS}-{MAX_TOKENS}) between blocks, never inside a code block; when the "
+            "page is longer, the answer ends with the offset to continue from (structured: "
+            "`next_offset`, null at the end)."
         ),
         get_related: (
             "Nodes near a node in the documentation graph: within `depth` hops (1-4) along "
@@ -252,9 +340,10 @@ def build_mcp(col: Collection, *, log_level: LogLevel = "WARNING") -> MCPServer:
         SERVER_NAME,
         instructions=(
             "Cogitave Query over one documentation collection. Start with docs_search (or "
-            "code_sample_search for code); follow a hit's uid with get_related, "
-            "get_learning_path or the content link; resolve_xref turns paths, URLs and "
-            "titles into uids; query_graph answers structural questions."
+            "code_sample_search for code); read a hit's page whole with docs_fetch and its "
+            "URL; follow a hit's uid with get_related or get_learning_path; resolve_xref "
+            "turns paths, URLs and titles into uids; query_graph answers structural "
+            "questions."
         ),
         tools=tools,
         log_level=log_level,

@@ -8,16 +8,18 @@ filtering and graph walks all happen behind :class:`~cogitave.collection.Collect
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 from urllib.parse import quote
 
 from cogitave.collection import Collection
-from cogitave.errors import CogitaveError, InputError, QueryError, QueryGraphError
+from cogitave.errors import CogitaveError, InputError, NotFoundError, QueryError, QueryGraphError
 from cogitave.graph.traverse import MAX_DEPTH, MAX_ROWS
 from cogitave.nodes import Node
 from cogitave.query.types import Hit, SearchRequest, SearchResponse
 from cogitave.schema import EDGE_LABELS
+from cogitave.surfaces import render
+from cogitave.surfaces.render import DEFAULT_FETCH_TOKENS, DEFAULT_TOKENS, MAX_TOKENS, MIN_TOKENS
 
 TOOL_MAX_LIMIT = 50  # result cap of the agent-facing search tools: short, readable answers
 RELATED_MAX_LIMIT = MAX_ROWS
@@ -26,6 +28,7 @@ XREF_MAX_LIMIT = 50
 DIRECTIONS = ("out", "in", "both")
 GRAPH_QUERY_FIELDS = ("query", "params")
 NODES_PATH = "/nodes/"
+MAX_FETCH_OFFSET = 100_000
 
 __all__ = [
     "DIRECTIONS",
@@ -37,6 +40,7 @@ __all__ = [
     "code_search",
     "content_link",
     "error_body",
+    "fetch",
     "graph_query",
     "learning_path",
     "node_record",
@@ -99,56 +103,135 @@ def node_record(node: Node) -> dict[str, Any]:
 
 
 def hit_summary(hit: Hit) -> dict[str, Any]:
-    """A compact hit for an agent: identity, text, where it lives, and its rank."""
-    out: dict[str, Any] = {
-        "uid": hit.uid,
-        "kind": hit.kind,
-        "title": hit.title,
-        "snippet": hit.snippet,
-    }
+    """A compact hit for an agent: identity, where it lives, a snippet and its rank (the root
+    and the content API are given once per answer, not per hit)."""
+    out: dict[str, Any] = {"uid": hit.uid, "kind": hit.kind, "title": hit.title}
     for key in ("url", "path"):
         if getattr(hit, key):
             out[key] = getattr(hit, key)
     if hit.breadcrumb:
         out["breadcrumb"] = list(hit.breadcrumb)
-    out |= {"score": hit.score, "rank": hit.rank, "content": content_link(hit.uid)}
+    out |= {"snippet": hit.snippet, "score": round(hit.score, 6), "rank": hit.rank}
     return out
 
 
 def diagnostics_summary(diagnostics: Mapping[str, Any]) -> dict[str, Any]:
-    """Total time, root and number of lenses: enough to cite an answer and spot a slow one."""
+    """Total time and number of lenses: enough to spot a slow answer."""
     lenses = diagnostics.get("lenses") or ()
     return {
         "total_ms": diagnostics.get("total_ms"),
-        "root": diagnostics.get("root"),
         "lenses": len(lenses) if isinstance(lenses, Sequence | Mapping) else 0,
     }
 
 
-def search_compact(col: Collection, request: SearchRequest) -> dict[str, Any]:
-    """A search shaped for an agent: compact hits, full diagnostics only with ``explain``."""
+def located(col: Collection, hit: Hit, node: Node, root: str) -> Hit:
+    """A hit without a URL of its own (a code sample) takes the URL and breadcrumb of the
+    section it is part of, so every Markdown hit says where to read it."""
+    if hit.url:
+        return hit
+    parent = next((e.dst for e in node.edges if e.label == "partOf"), None)
+    if parent is None:
+        return hit
+    try:
+        meta = col.get(parent, root=root).meta
+    except CogitaveError:
+        return hit
+    url = meta.get("url")
+    crumb = meta.get("breadcrumb")
+    return replace(
+        hit,
+        url=url if isinstance(url, str) else "",
+        breadcrumb=hit.breadcrumb or (tuple(map(str, crumb)) if isinstance(crumb, list) else ()),
+    )
+
+
+def tokens_arg(max_tokens: Any) -> int:
+    """A ``max_tokens`` argument, strictly an integer within the documented range."""
+    return _int("max_tokens", max_tokens, MIN_TOKENS, MAX_TOKENS)
+
+
+def search_compact(
+    col: Collection, request: SearchRequest, max_tokens: int = DEFAULT_TOKENS
+) -> dict[str, Any]:
+    """A search shaped for an agent: ``markdown`` (the hits as Markdown within
+    ``max_tokens``), compact hits, the root once, full diagnostics only with ``explain``."""
+    max_tokens = tokens_arg(max_tokens)
     res = search(col, request)
+    nodes = [col.get(h.uid, root=res.root) for h in res.results]  # the root searched
+    hits = [located(col, h, n, res.root) for h, n in zip(res.results, nodes, strict=True)]
+    text, cut = render.search_markdown(
+        request.query, list(zip(hits, nodes, strict=True)), max_tokens
+    )
     diag = dict(res.diagnostics) if request.explain else diagnostics_summary(res.diagnostics)
     return {
-        "results": [hit_summary(h) for h in res.results],
+        "markdown": text,
+        "results": [hit_summary(h) for h in hits],
         "root": res.root,
+        "content": NODES_PATH + "{uid}",
+        "budget": cut,
         "diagnostics": diag,
+        "_nodes": nodes,
     }
 
 
 def code_search(
-    col: Collection, query: str, language: str | None = None, limit: int = 10
+    col: Collection,
+    query: str,
+    language: str | None = None,
+    limit: int = 10,
+    max_tokens: int = DEFAULT_TOKENS,
 ) -> dict[str, Any]:
     """Code samples for ``query`` (optionally of one ``language``), each with its code."""
     filters: dict[str, str] = {"kind": "code_sample"}
     if language is not None:
         filters["language"] = _text("language", language).casefold()
-    out = search_compact(col, SearchRequest(query=query, limit=limit, filters=filters))
-    for item in out["results"]:
-        node = col.get(item["uid"], root=out["root"])  # the root the search answered from
+    out = search_compact(col, SearchRequest(query=query, limit=limit, filters=filters), max_tokens)
+    for item, node in zip(out["results"], out["_nodes"], strict=True):
         item["language"] = node.dims.get("language")
         item["code"] = node.dims.get("code")
     return out
+
+
+def public(answer: dict[str, Any]) -> dict[str, Any]:
+    """An answer without its private ``_`` keys (the nodes a renderer used)."""
+    return {k: v for k, v in answer.items() if not k.startswith("_")}
+
+
+def fetch(
+    col: Collection, ref: str, max_tokens: int = DEFAULT_FETCH_TOKENS, offset: int = 0
+) -> dict[str, Any]:
+    """A page or one section (a URL, path, uid, ``page#anchor``) as Markdown within
+    ``max_tokens``, from block ``offset``; ``next_offset`` continues it (``None`` at the end).
+    The reference is resolved with the xref resolver; only an exact match is fetched."""
+    max_tokens = tokens_arg(max_tokens)
+    offset = _int("offset", offset, 0, MAX_FETCH_OFFSET)
+    res = col.resolve_xref(_text("ref", ref), limit=5)
+    if not res.exact or not res.candidates:
+        near = ", ".join(c.uid for c in res.candidates) or "none"
+        raise NotFoundError(
+            f"no page or section matches {ref!r}; closest: {near}",
+            details={"candidates": [c.uid for c in res.candidates]},
+        )
+    node = col.get(res.candidates[0].uid)
+    url = str(node.meta.get("url") or node.meta.get("path") or "")
+    crumb = node.meta.get("breadcrumb")
+    crumb = [str(x) for x in crumb] if isinstance(crumb, list | tuple) else []
+    text, taken, nxt, total = render.page_markdown(node, url, crumb, max_tokens, offset)
+    if offset and offset >= total:
+        raise QueryError(f"offset {offset} is past the end ({total} blocks)")
+    return {
+        "uid": node.uid,
+        "kind": node.kind,
+        "title": node.dims.get("title") if isinstance(node.dims.get("title"), str) else "",
+        "url": url,
+        "markdown": text,
+        "offset": offset,
+        "blocks": taken,
+        "total_blocks": total,
+        "next_offset": nxt,
+        "tokens": render.estimate_tokens(text),
+        "max_tokens": max_tokens,
+    }
 
 
 # -- graph ------------------------------------------------------------------------------------

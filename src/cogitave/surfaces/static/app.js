@@ -130,6 +130,94 @@ function highlighted(text) {
   return frag;
 }
 
+/* ---- Markdown, safely: every piece becomes a DOM node built here; raw HTML in a document
+ * is shown as text, never parsed. Links keep only http(s), mailto and relative targets. --- */
+
+const MD_FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/;
+
+function markdown(text) {
+  const frag = document.createDocumentFragment();
+  const lines = String(text || "").replace(/^---\r?\n[\s\S]*?\r?\n---\r?\n/, "").split(/\r?\n/);
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i];
+    const fence = line.match(MD_FENCE);
+    if (fence) {
+      const body = [];
+      i += 1;
+      while (i < lines.length && !(lines[i].trim().startsWith(fence[1]) && lines[i].trim().replace(/[`~]/g, "") === "")) {
+        body.push(lines[i]);
+        i += 1;
+      }
+      i += 1;
+      const code = el("code", fence[2] ? { class: `language-${fence[2]}` } : {}, body.join("\n"));
+      frag.append(el("pre", { class: "md-code", tabindex: "0", dataset: { lang: fence[2] || "" } }, code));
+      continue;
+    }
+    const heading = line.match(/^(#{1,6})\s+(.*?)\s*#*\s*$/);
+    if (heading) {
+      const level = Math.min(6, heading[1].length + 3); // h4..h6: below the pane's own headings
+      frag.append(el(`h${level}`, { class: "md-h" }, inline(heading[2])));
+      i += 1;
+      continue;
+    }
+    if (!line.trim()) {
+      i += 1;
+      continue;
+    }
+    const item = /^\s*(?:[-*+]|\d+[.)])\s+/;
+    if (item.test(line)) {
+      const ordered = /^\s*\d/.test(line);
+      const list = el(ordered ? "ol" : "ul", { class: "md-list" });
+      while (i < lines.length && item.test(lines[i])) {
+        list.append(el("li", {}, inline(lines[i].replace(item, ""))));
+        i += 1;
+      }
+      frag.append(list);
+      continue;
+    }
+    const para = [];
+    while (i < lines.length && lines[i].trim() && !MD_FENCE.test(lines[i]) && !/^#{1,6}\s/.test(lines[i]) && !item.test(lines[i])) {
+      para.push(lines[i]);
+      i += 1;
+    }
+    if (para.every((l) => l.startsWith(">"))) {
+      frag.append(el("blockquote", {}, inline(para.map((l) => l.replace(/^>\s?/, "")).join(" "))));
+    } else {
+      frag.append(el("p", {}, inline(para.join(" "))));
+    }
+  }
+  return frag;
+}
+
+function safeHref(href) {
+  const h = href.trim();
+  if (/^(https?:|mailto:)/i.test(h)) return h;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(h)) return null; // javascript:, data:, ...
+  return h;
+}
+
+/** Inline Markdown: `code`, **strong**, *em*, [text](href), ![alt](src) as a link. */
+function inline(text) {
+  const frag = document.createDocumentFragment();
+  const re = /`([^`]+)`|\*\*([^*]+)\*\*|\*([^*\s][^*]*)\*|!?\[([^\]]*)\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g;
+  let last = 0;
+  for (const m of text.matchAll(re)) {
+    if (m.index > last) frag.append(highlighted(text.slice(last, m.index)));
+    if (m[1] !== undefined) frag.append(el("code", {}, m[1]));
+    else if (m[2] !== undefined) frag.append(el("strong", {}, highlighted(m[2])));
+    else if (m[3] !== undefined) frag.append(el("em", {}, highlighted(m[3])));
+    else {
+      const href = safeHref(m[5]);
+      const label = m[4] || m[5];
+      frag.append(href ? el("a", { href, rel: "noopener noreferrer", target: "_blank" }, label) : label);
+    }
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) frag.append(highlighted(text.slice(last)));
+  return frag;
+}
+
 function setHighlight(query, plan) {
   const words = new Set();
   const stems = [];
@@ -724,7 +812,7 @@ function renderRecord(rec) {
     ),
     chips.length ? el("p", { class: "chips" }, chips) : null,
     longDims.map(([k, v]) => el("p", { class: "dimtext" }, el("strong", { text: `${k}: ` }), highlighted(v))),
-    content ? el("pre", { class: "content", tabindex: "0", "aria-label": "content" }, highlighted(content)) : null,
+    content ? el("div", { class: "content md", "aria-label": "content" }, markdown(content)) : null,
     typeof rec.code === "string" && !content.includes(rec.code)
       ? el("pre", { class: "content code", tabindex: "0", "aria-label": "code" }, rec.code)
       : null,

@@ -1,0 +1,211 @@
+"""Hits and pages -> Markdown for agents and people, cut to a token budget at block boundaries.
+
+A budget is counted in estimated tokens: ``ceil(characters / 4)`` (:func:`estimate_tokens`).
+The rule is the usual one for English under the BPE tokenizers MCP clients run (OpenAI's
+cl100k/o200k average about four characters per token on prose), it is deterministic, costs
+nothing and does not depend on which model reads the answer. The MiniLM WordPiece tokenizer the
+engine loads would tie budgets to the embedding model and splits code and URLs differently
+from the clients' tokenizers, so it is not used here.
+
+Blocks are paragraphs, headings, lists and fenced code blocks: an answer is cut between blocks,
+never inside a fence, and says how much it left out.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cogitave.nodes import Node
+from cogitave.query.types import Hit
+
+CHARS_PER_TOKEN = 4
+MIN_TOKENS = 100
+MAX_TOKENS = 10_000
+DEFAULT_TOKENS = 2_000
+DEFAULT_FETCH_TOKENS = 5_000
+CRUMB = " › "
+# Dimensions that are not prose: never rendered as the text of a node without content.
+NOT_TEXT = frozenset({"title", "code", "language", "kind"})
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_FRONT_MATTER = re.compile(r"\A---\r?\n.*?\r?\n---\r?\n", re.S)
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimated tokens of ``text``: ``ceil(len(text) / 4)``."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def blocks(markdown: str) -> list[str]:
+    """Markdown -> blocks split at blank lines; a fenced code block is always one block (an
+    unterminated fence is closed)."""
+    out: list[str] = []
+    cur: list[str] = []
+    fence: str | None = None
+
+    def flush() -> None:
+        if cur:
+            text = "\n".join(cur).strip("\n")
+            if text.strip():
+                out.append(text)
+            cur.clear()
+
+    for line in markdown.splitlines():
+        m = _FENCE.match(line)
+        if fence is None:
+            if m:
+                flush()
+                fence = m.group(1)
+                cur.append(line)
+            elif not line.strip():
+                flush()
+            else:
+                cur.append(line)
+        else:
+            cur.append(line)
+            closes = m is not None and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
+            if closes and m and not line.strip()[len(m.group(1)) :].strip():
+                fence = None
+                flush()
+    if fence is not None:
+        cur.append(fence)
+    flush()
+    return out
+
+
+def fence(code: str, language: str | None) -> str:
+    """``code`` in a backtick fence longer than any backtick run inside it."""
+    longest = max((len(r) for r in re.findall(r"`+", code)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{language or ''}\n{code.rstrip()}\n{ticks}"
+
+
+def node_blocks(node: Node) -> list[str]:
+    """A node's text as Markdown blocks: its content (front matter removed), a code sample's
+    code fenced with its language, else its text dimensions."""
+    code = node.dims.get("code")
+    if node.kind == "code_sample" and isinstance(code, str):
+        lang = node.dims.get("language")
+        return [fence(code, lang if isinstance(lang, str) else None)]
+    if node.content:
+        out = blocks(_FRONT_MATTER.sub("", node.content, count=1))
+    else:
+        out = [
+            v.strip()
+            for k, v in node.dims.items()
+            if k not in NOT_TEXT and isinstance(v, str) and v.strip()
+        ]
+    title = node.dims.get("title")
+    if (
+        out
+        and isinstance(title, str)
+        and re.fullmatch(r"#{1,6}\s+" + re.escape(title.strip()), out[0])
+    ):
+        out = out[1:]  # the heading the answer already gives
+    return out
+
+
+def crumbs(breadcrumb: Sequence[str], title: str, uid: str) -> str:
+    """``Page › Section``: the breadcrumb, or the title alone when the source gave none."""
+    parts = [str(x) for x in breadcrumb if str(x).strip()] or [title or uid]
+    return CRUMB.join(parts)
+
+
+def hit_blocks(hit: Hit, node: Node) -> list[str]:
+    """One hit: a heading with its breadcrumb, where it lives, then its text."""
+    head = "## " + crumbs(hit.breadcrumb, hit.title, hit.uid)
+    where = hit.url or hit.path or hit.uid
+    return [f"{head}\n{where}", *node_blocks(node)]
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Blocks that fit a budget, and what was left out."""
+
+    kept: list[str]
+    tokens: int
+    omitted: int
+
+
+def fit(items: Sequence[str], budget: int, *, at_least_one: bool = False) -> Cut:
+    """The longest prefix of ``items`` whose joined text stays within ``budget`` tokens."""
+    kept: list[str] = []
+    used = 0
+    for b in items:
+        t = estimate_tokens(b) + 1  # the blank line between blocks
+        if used + t > budget and not (at_least_one and not kept):
+            break
+        kept.append(b)
+        used += t
+    return Cut(kept, used, len(items) - len(kept))
+
+
+NOTE_TOKENS = 40  # room kept for the closing note
+
+
+def search_markdown(
+    query: str, entries: Sequence[tuple[Hit, Node]], max_tokens: int
+) -> tuple[str, dict[str, int | bool]]:
+    """Hits as one Markdown answer within ``max_tokens``; whole hits first, then as many
+    blocks of the next one as fit. Returns the text and a summary of the cut."""
+    budget = max_tokens - NOTE_TOKENS
+    parts: list[str] = []
+    used = 0
+    shown = omitted_blocks = 0
+    for i, (hit, node) in enumerate(entries):
+        hb = hit_blocks(hit, node)
+        cut = fit(hb, budget - used, at_least_one=i == 0)
+        if not cut.kept:
+            omitted_blocks += sum(len(hit_blocks(h, n)) for h, n in entries[i:])
+            break
+        parts.extend(cut.kept)
+        used += cut.tokens
+        shown += 1
+        if cut.omitted:
+            omitted_blocks += cut.omitted + sum(len(hit_blocks(h, n)) for h, n in entries[i + 1 :])
+            break
+    if not entries:
+        parts.append(f"No results for “{query}”.")
+    left = len(entries) - shown
+    truncated = bool(left or omitted_blocks)
+    if truncated:
+        parts.append(
+            f"_Cut at max_tokens={max_tokens}: {shown} of {len(entries)} hits shown, "
+            f"{omitted_blocks} blocks left out. Raise max_tokens, or read a page whole with "
+            "docs_fetch and its URL._"
+        )
+    text = "\n\n".join(parts)
+    return text, {
+        "hits": len(entries),
+        "shown": shown,
+        "omitted_blocks": omitted_blocks,
+        "tokens": estimate_tokens(text),
+        "max_tokens": max_tokens,
+        "truncated": truncated,
+    }
+
+
+def page_markdown(
+    node: Node, url: str, breadcrumb: Sequence[str], max_tokens: int, offset: int
+) -> tuple[str, int, int | None, int]:
+    """A node's Markdown from block ``offset`` within ``max_tokens``: ``(text, blocks taken,
+    next offset or None, total blocks)``. At least one block is given, so a reader always
+    moves on, even past a block larger than the budget."""
+    title = node.dims.get("title")
+    items = node_blocks(node)
+    head = "# " + crumbs(breadcrumb, title if isinstance(title, str) else "", node.uid)
+    head += f"\n{url or node.uid}"
+    budget = max_tokens - NOTE_TOKENS - estimate_tokens(head)
+    cut = fit(items[offset:], budget, at_least_one=True)
+    nxt = offset + len(cut.kept)
+    parts = [head, *cut.kept]
+    more = nxt < len(items)
+    if more:
+        parts.append(
+            f"_Continued: blocks {offset}-{nxt - 1} of {len(items)} shown; call again with "
+            f"offset={nxt} for the rest._"
+        )
+    return "\n\n".join(parts), len(cut.kept), nxt if more else None, len(items)

@@ -1,0 +1,323 @@
+"""The cost model on every surface: one regression test per finding of the security pass.
+
+1. wrong-typed ``dimensions`` answered 500;  2. nested GraphQL multiplied work and stalled
+``/health``;  3. ``query_graph`` output had no size bound;  4. MCP HTTP sessions piled up;
+5. transport errors answered plain text;  6. (the graph side: tests/graph/test_query_bypass.py)
+chained variable-length hops;  7. an empty API key turned authentication off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from cogitave.collection import Collection
+from cogitave.errors import InputError, TooCostlyError, UnavailableError
+from cogitave.surfaces.cost import Budget, Limits, WorkerPool, json_size
+from cogitave.surfaces.graphql_cost import estimate_cost
+from cogitave.surfaces.http import McpSessions, create_app
+from tests.surfaces.test_http import error
+from tests.surfaces.test_mcp import _free_port, call, text
+from tests.surfaces.test_one_ranking import BASE_URL, docs_collection
+
+CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
+NESTED = """{
+  related(uid: "tutorial/query", depth: 4, limit: 1000) { items { node {
+    related(depth: 4, limit: 1000) { items { uid } } } } }
+  search(query: "index", limit: 1000) { results { node {
+    related(depth: 4, limit: 1000) { items { node { related(depth: 4, limit: 1000) {
+      items { uid } } } } } } } }
+}"""
+
+
+@pytest.fixture(scope="module")
+def col(tmp_path_factory: pytest.TempPathFactory) -> Collection:
+    return docs_collection(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def client(col: Collection) -> Iterator[TestClient]:
+    with TestClient(create_app(col), base_url=BASE_URL) as c:
+        yield c
+
+
+# -- 1. wrong types are 400, never 500 ------------------------------------------------------
+@pytest.mark.parametrize("value", [5, True, 1.5, {"a": 1}, "title"])
+def test_search_dimensions_of_the_wrong_type_are_400(client: TestClient, value: Any) -> None:
+    err = error(client.post("/search", json={"query": "pip", "dimensions": value}), 400, "query")
+    assert "dimensions" in err["message"]
+    # the connection survives: the next request on the same client is answered
+    assert client.get("/health").json() == {"status": "ok"}
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("docs_search", {"query": "pip", "limit": "10"}),
+        ("docs_search", {"query": "pip", "limit": True}),
+        ("docs_search", {"query": "pip", "explain": "true"}),
+        ("docs_search", {"query": "pip", "max_tokens": 2000.5}),
+        ("get_related", {"uid": "tutorial/install", "depth": "2"}),
+        ("resolve_xref", {"ref": "install", "limit": False}),
+        ("docs_fetch", {"ref": "tutorial/install", "offset": "1"}),
+    ],
+)
+def test_mcp_arguments_are_strictly_typed(col: Collection, tool: str, args: dict) -> None:
+    res = call(col, tool, args)
+    assert res.is_error, text(res)
+
+
+# -- 2. nested GraphQL: the product is bounded, before and while it runs ----------------------
+def test_graphql_cost_is_the_product_of_nested_limits() -> None:
+    from graphql import parse
+
+    doc = parse(
+        '{ search(query: "x", limit: 100) { results { node { related(limit: 50) '
+        "{ items { uid } } } } } }"
+    )
+    assert estimate_cost(doc, {}) == 100 + 100 + 100 * 50
+    doc = parse('query($n: Int) { related(uid: "u", limit: $n) { items { node { uid } } } }')
+    assert estimate_cost(doc, {"n": 7}) == 7 + 7
+    frag = parse(
+        '{ search(query: "x") { ...F } } fragment F on SearchResult '
+        "{ results { node { related { items { uid } } } } }"
+    )
+    assert estimate_cost(frag, {}) == 10 + 10 + 10 * 50
+
+
+def test_nested_graphql_is_refused_before_it_runs(client: TestClient) -> None:
+    t = time.perf_counter()
+    resp = client.post("/graphql", json={"query": NESTED})
+    elapsed = time.perf_counter() - t
+    assert resp.status_code == 200 and len(resp.content) < 2000
+    err = resp.json()["errors"][0]
+    assert err["extensions"]["code"] == "too_costly"
+    assert err["extensions"]["details"]["bound"] == "expansions"
+    assert resp.json()["data"] is None
+    assert elapsed < 2.0
+
+
+def test_aliases_of_a_costly_field_add_up(client: TestClient) -> None:
+    one = 'a{i}: related(uid: "tutorial/query", limit: 1000) {{ items {{ uid }} }}'
+    ok = client.post("/graphql", json={"query": "{" + one.format(i=0) + "}"}).json()
+    assert "errors" not in ok
+    many = "{" + " ".join(one.format(i=i) for i in range(6)) + "}"
+    err = client.post("/graphql", json={"query": many}).json()["errors"][0]
+    assert err["extensions"]["code"] == "too_costly"
+
+
+def test_the_budget_is_enforced_while_a_document_runs(col: Collection) -> None:
+    # The static estimate allows it; the runtime charge (rows actually fetched) stops it.
+    app = create_app(col, limits=Limits(expansions=3))
+    with TestClient(app, base_url=BASE_URL) as c:
+        q = '{ a: resolveXref(ref: "install", limit: 5) { candidates { uid } } }'
+        body = c.post("/graphql", json={"query": q}).json()
+    assert body["errors"][0]["extensions"]["code"] == "too_costly"
+
+
+def test_budget_charges_and_encodes() -> None:
+    b = Budget(Limits(expansions=10, response_bytes=100))
+    b.charge(10, "x")
+    with pytest.raises(TooCostlyError) as e:
+        b.charge(1, "field related")
+    assert e.value.details == {"bound": "expansions", "max": 10}
+    assert b.encode({"a": "b"}) == b'{"a":"b"}'
+    with pytest.raises(TooCostlyError) as e:
+        b.encode({"a": ["x" * 10] * 20})
+    assert e.value.details["bound"] == "response_bytes"
+    shared = "z" * 1000
+    assert json_size([shared] * 1000, 10**9) > 1_000_000  # repeats count in full
+    t = time.perf_counter()
+    assert json_size([[shared] * 10**6] * 10**6, 5000) > 5000  # counting stops past the cap
+    assert time.perf_counter() - t < 0.5
+
+
+def test_a_request_past_its_wall_time_is_answered_at_the_deadline() -> None:
+    pool = WorkerPool(workers=1, queue=0)
+    budget = Budget(Limits(wall_ms=100))
+
+    async def run() -> None:
+        await pool.run(budget, time.sleep, 1.0)
+
+    t = time.perf_counter()
+    with pytest.raises(TooCostlyError) as e:
+        anyio.run(run)
+    assert time.perf_counter() - t < 0.6
+    assert e.value.details["bound"] == "wall_ms"
+
+    async def busy() -> None:  # the sleeping worker still holds the only slot
+        await pool.run(Budget(), lambda: None)
+
+    with pytest.raises(UnavailableError):
+        anyio.run(busy)
+    pool.shutdown()
+
+
+def test_health_answers_while_heavy_requests_run(col: Collection) -> None:
+    """Eight heavy requests at once (slow graph queries, nested GraphQL, searches) on the
+    same event loop as /health: its answer stays under 100 ms."""
+    app = create_app(col, workers=4)
+    heavy_graph = {"query": "MATCH (a),(b),(c),(d) RETURN a.uid ORDER BY d.title LIMIT 1"}
+    heavy_gql = {
+        "query": '{ search(query: "index documents", limit: 50) { results { node { '
+        "related(depth: 4, limit: 50) { items { uid } } } } } }"
+    }
+
+    async def run() -> list[float]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as c:
+
+            async def heavy(i: int) -> None:
+                for _ in range(3):
+                    if i % 2:
+                        await c.post("/graph/query", json=heavy_graph)
+                    else:
+                        await c.post("/graphql", json=heavy_gql)
+
+            async def probe() -> list[float]:
+                out = []
+                await asyncio.sleep(0.05)
+                for _ in range(10):
+                    t = time.perf_counter()
+                    r = await c.get("/health")
+                    out.append(time.perf_counter() - t)
+                    assert r.status_code == 200
+                    await asyncio.sleep(0.03)
+                return out
+
+            tasks = [asyncio.create_task(heavy(i)) for i in range(8)]
+            lat = await probe()
+            await asyncio.gather(*tasks)
+            return lat
+
+    lat = asyncio.run(run())
+    assert max(lat) < 0.1, lat
+
+
+# -- 3. query_graph output is bounded on every surface ---------------------------------------
+BIG = {
+    "query": "MATCH (a),(b) RETURN [" + ", ".join(["$p"] * 300) + "] AS x LIMIT 1000",
+    "params": {"p": "x" * 4000},
+}
+
+
+def test_query_graph_output_is_bounded_over_rest(client: TestClient) -> None:
+    t = time.perf_counter()
+    err = error(client.post("/graph/query", json=BIG), 400, "limit")
+    assert time.perf_counter() - t < 2.0
+    assert err["details"]["bound"] == "response_bytes"
+
+
+def test_query_graph_output_is_bounded_over_mcp(col: Collection) -> None:
+    res = call(col, "query_graph", BIG)
+    assert res.is_error and "bytes" in text(res)
+    assert len(text(res)) < 1000
+
+
+def test_every_answer_is_bounded_in_bytes(col: Collection) -> None:
+    app = create_app(col, limits=Limits(response_bytes=300))
+    with TestClient(app, base_url=BASE_URL) as c:
+        err = error(c.post("/search", json={"query": "install", "limit": 10}), 400, "too_costly")
+    assert err["details"] == {"bound": "response_bytes", "max": 300}
+
+
+# -- 4. MCP over HTTP keeps no unbounded session table --------------------------------------
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+MCP_HEADERS = {"accept": "application/json, text/event-stream"}
+
+
+def _initialize_many(c: TestClient, n: int) -> list[int]:
+    return [c.post("/mcp", json=INIT, headers=MCP_HEADERS).status_code for _ in range(n)]
+
+
+def test_mcp_http_is_stateless_by_default(col: Collection) -> None:
+    app = create_app(col)
+    with TestClient(app, base_url=BASE_URL) as c:
+        assert set(_initialize_many(c, 200)) == {200}
+        manager = app.state.mcp.server.session_manager
+        assert manager.stateless and not manager._server_instances
+        # no event stream is held open per connection either
+        get = c.get("/mcp", headers={"accept": "text/event-stream"})
+        assert get.status_code == 405 and get.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_mcp_http_sessions_are_capped_and_expire(col: Collection) -> None:
+    sessions = McpSessions(stateless=False, max_sessions=3, idle_timeout_s=0.3)
+    app = create_app(col, mcp_sessions=sessions)
+    with TestClient(app, base_url=BASE_URL) as c:
+        codes = _initialize_many(c, 5)
+        assert codes[:3] == [200] * 3 and codes[3:] == [503, 503]
+        manager = app.state.mcp.server.session_manager
+        assert manager.max_sessions == 3 and manager.session_idle_timeout == 0.3
+        time.sleep(1.0)  # idle sessions are closed: room for new ones
+        assert _initialize_many(c, 1) == [200]
+
+
+# -- 5. every error the server emits has the JSON shape --------------------------------------
+@pytest.mark.parametrize(
+    ("kw", "status"),
+    [
+        ({"json": [{"query": "{ roots { current } }"}]}, 400),  # batching
+        ({"json": {"variables": {}}}, 400),  # no query
+        ({"content": b"{not json", "headers": {"content-type": "application/json"}}, 400),
+        ({"content": b"query=x", "headers": {"content-type": "text/csv"}}, 415),
+    ],
+)
+def test_graphql_transport_errors_are_json(client: TestClient, kw: dict, status: int) -> None:
+    resp = client.post("/graphql", **kw)
+    assert resp.headers["content-type"].startswith("application/json"), resp.text
+    assert resp.status_code in (status, 400)
+    assert set(resp.json()) == {"error"}
+    assert resp.json()["error"]["message"]
+
+
+def test_server_errors_are_json(client: TestClient) -> None:
+    for resp in (
+        client.get("/no/such/path"),
+        client.put("/search"),
+        client.post("/graphql", content=b"\xff\xfe", headers={"content-type": "application/json"}),
+        client.get("/nodes/x/related", params={"depth": "deep"}),
+        client.get("/fetch", params={"ref": "tutorial/install", "max_tokens": "many"}),
+    ):
+        assert resp.status_code >= 400
+        assert resp.headers["content-type"].startswith("application/json"), resp.text
+        assert set(resp.json()) == {"error"}
+
+
+# -- 7. an empty API key is refused at start-up ----------------------------------------------
+@pytest.mark.parametrize("key", ["", "   "])
+def test_empty_api_key_is_refused(col: Collection, key: str) -> None:
+    with pytest.raises(InputError, match="API key is empty"):
+        create_app(col, api_key=key)
+
+
+def test_serve_refuses_an_empty_api_key(col: Collection) -> None:
+    env = dict(os.environ, COGITAVE_API_KEY="")
+    proc = subprocess.run(
+        [*CLI, "serve", "--collection", str(col.store.path), "--port", str(_free_port())],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "API key is empty" in proc.stderr and "Traceback" not in proc.stderr
