@@ -23,9 +23,9 @@ def test_fields_share_one_vector_of_the_whole_text():
     assert vector_dims(FIELDS) == [WHOLE]
 
 
-def test_a_facet_keeps_its_own_vector_and_stays_out_of_the_text_unit():
+def test_a_facet_keeps_its_own_vector_and_is_part_of_the_whole_text():
     node = Node("a", dims={"title": "Boots", "body": "for walking", "colour": "red", "size": 42})
-    assert embed_texts(node, MIXED) == {"colour": "red", WHOLE: "Boots\nfor walking"}
+    assert embed_texts(node, MIXED) == {"colour": "red", WHOLE: "Boots\nfor walking\nred"}
     assert vector_dims(MIXED) == ["colour", WHOLE]
 
 

@@ -109,3 +109,53 @@ def test_schema_facet_flag_round_trips_and_keeps_old_hashes():
     assert faceted.facets == ["colour", "kind"] and faceted.fields == []
     assert Schema.from_dict(faceted.to_dict()) == faceted
     assert faceted.hash() != Schema.from_dict({"dimensions": {"colour": {}}}).hash()
+
+
+MIXED = Schema(
+    (
+        Dimension("text", "semantic"),
+        Dimension("lang", "semantic", facet=True),
+        Dimension("ui", "semantic", facet=True),
+    )
+)
+PACKAGES = {
+    "viewer-py-gtk": ("image viewer for photos", "python", "gtk"),
+    "viewer-perl-tty": ("image viewer in the terminal", "perl", "terminal"),
+    "mail-py-tty": ("email client", "python", "terminal"),
+    "editor-py-tty": ("text editor", "python", "terminal"),
+    "game-lisp-gtk": ("puzzle game", "lisp", "gtk"),
+    "chat-lisp-tty": ("chat client", "lisp", "terminal"),
+    "clock-ruby-gtk": ("desktop clock", "ruby", "gtk"),
+    "calc-ruby-tty": ("calculator", "ruby", "terminal"),
+}
+
+
+def build_mixed(path, encoder):
+    kw = {} if encoder == "default" else {"encoder": None}
+    col = Collection.create(path, MIXED, settings=Settings(lexicon="none"), **kw)
+    col.add(
+        Node(uid, dims={"text": t, "lang": lang, "ui": ui})
+        for uid, (t, lang, ui) in PACKAGES.items()
+    )
+    col.publish()
+    return col
+
+
+def test_the_text_unit_is_never_the_one_forgiven(tmp_path):
+    col = build_mixed(tmp_path / "c", None)
+    res = col.search(SearchRequest(query="python terminal email", limit=10))
+    assert set(plan_dims(res)) == {WHOLE, "lang", "ui"}
+    assert res.diagnostics["gate"]["rule"] == "n_minus_1"
+    # editor-py-tty passes both facets but not the topic: N-1 must not forgive the text
+    assert "editor-py-tty" not in res.uids
+    assert res.uids[0] == "mail-py-tty"
+
+
+def test_text_and_facets_with_dense_evidence(tmp_path):
+    """The gate's dense evidence reads the text unit's vectors too (it is no schema
+    dimension): a query routed to the text and a facet runs with an encoder."""
+    col = build_mixed(tmp_path / "c", "default")
+    res = col.search(SearchRequest(query="python image viewer", limit=10))
+    assert set(plan_dims(res)) == {WHOLE, "lang"}
+    assert WHOLE in res.diagnostics["gate"]["dense_threshold"]
+    assert res.uids[0] == "viewer-py-gtk"
