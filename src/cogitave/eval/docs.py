@@ -81,7 +81,7 @@ def normalise(ref: str) -> str:
     (the site's root page is ``/``)."""
     raw = ref.strip().split("#", 1)[0].split("?", 1)[0]
     s = _SCHEME.sub("", raw)
-    if s.startswith("/") and not s.strip("/") or (raw != s and not s.strip("/")):
+    if not s.strip("/") and (s.startswith("/") or raw != s):
         return "/"
     s = s.strip("/")
     for tail in ("/index.html", "index.html", ".html"):
