@@ -36,6 +36,12 @@ CACHE = HERE / ".cache" / "docs_quality"
 QUESTIONS = HERE / "questions"
 SYSTEMS = ("bm25", "dense", "hybrid", "planned")
 HEAD = "| system | MRR | Hit@1 | Hit@3 | Hit@5 | nDCG@5 | answer tokens |"
+# The ranking without the page-aware stage: every node competes, no grouping, no demotion.
+BEFORE = {
+    "group_by_page": False,
+    "include_kinds": ("nav_group", "source_file"),
+    "demote": False,
+}
 
 
 def trees(data: Path) -> dict[str, Path]:
@@ -100,10 +106,17 @@ def main() -> None:
             continue
         col = build(name, tree)
         qs = read_url_questions(QUESTIONS / f"{name}.jsonl")
-        scores = {s: evaluate_questions(s, qs, collection_search(col, s)) for s in SYSTEMS}
+        before = {
+            s: evaluate_questions(s, qs, collection_search(col, s, **BEFORE)) for s in SYSTEMS
+        }
+        after = {s: evaluate_questions(s, qs, collection_search(col, s)) for s in SYSTEMS}
         out += [f"### {name}: {len(qs)} questions, {len(col)} nodes\n", HEAD, "|---" * 7 + "|"]
-        out += [row(s) for s in scores.values()]
-        out += ["", *wins(scores["planned"], scores["hybrid"]), ""]
+        out += [row(s, f"{s.system} (before: every node, no grouping)") for s in before.values()]
+        out += [row(s, f"{s.system} (page-aware, the default)") for s in after.values()]
+        out += ["", *wins(after["planned"], before["planned"], "page-aware", "before")]
+        out += ["", *wins(after["hybrid"], before["hybrid"], "page-aware", "before")]
+        out += ["", *wins(before["planned"], before["hybrid"]), ""]
+        out += ["", *wins(after["planned"], after["hybrid"], "page-aware", "page-aware"), ""]
     text = "\n".join(out) + "\n"
     print(text)
     if args.write:
@@ -116,8 +129,9 @@ def row(s: UrlScore, label: str | None = None) -> str:
     return f"| {label or s.system} | {cells} | {s.tokens:.0f} |"
 
 
-def wins(a: UrlScore, b: UrlScore) -> list[str]:
+def wins(a: UrlScore, b: UrlScore, la: str = "", lb: str = "") -> list[str]:
     """Questions where ``a`` beats or trails ``b`` on nDCG@5, with the first page each gave."""
+    na, nb = f"{a.system} {la}".strip(), f"{b.system} {lb}".strip()
     other = {o.qid: o for o in b.outcomes}
     won, lost = [], []
     for o in a.outcomes:
@@ -131,7 +145,7 @@ def wins(a: UrlScore, b: UrlScore) -> list[str]:
         )
         (won if d > 0 else lost).append(line)
     return [
-        f"{a.system} vs {b.system} on nDCG@5: {len(won)} wins, {len(lost)} losses, "
+        f"{na} vs {nb} on nDCG@5: {len(won)} wins, {len(lost)} losses, "
         f"{len(a.outcomes) - len(won) - len(lost)} ties.",
         *(f"- win {x}" for x in won),
         *(f"- loss {x}" for x in lost),

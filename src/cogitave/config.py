@@ -20,6 +20,14 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
 
     [rerank]
     enabled = true
+
+    [docs]                         # page-aware ranking of documentation (query/pages.py)
+    group_by_page = true           # one hit per page where the collection has sections
+    hidden_kinds = ["nav_group", "source_file"]   # kinds that compete only when asked for
+    exclude = ["drafts/*"]         # globs on path, URL path or uid: never returned
+    demote = ["blog/*"]            # globs: score * demote_factor
+    demote_release_notes = true    # release notes, changelogs, "what's new" (path or title)
+    demote_factor = 0.5
 """
 
 from __future__ import annotations
@@ -57,12 +65,29 @@ class Rerank:
 
 
 @dataclass(frozen=True)
+class Docs:
+    group_by_page: bool = True
+    hidden_kinds: tuple[str, ...] = ("nav_group", "source_file")
+    exclude: tuple[str, ...] = ()
+    demote: tuple[str, ...] = ()
+    demote_release_notes: bool = True
+    # Half the fused score: a release note still answers when nothing else does, but a page
+    # that matches about as well comes first.
+    demote_factor: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.demote_factor <= 1.0:
+            raise SchemaError("[docs] demote_factor must be between 0 and 1")
+
+
+@dataclass(frozen=True)
 class Settings:
     lexicon: str = "default"
     routing: Routing = field(default_factory=Routing)
     coherence: Coherence = field(default_factory=Coherence)
     boost: Boost = field(default_factory=Boost)
     rerank: Rerank = field(default_factory=Rerank)
+    docs: Docs = field(default_factory=Docs)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -72,7 +97,13 @@ class Settings:
         """Build from a mapping; unknown keys and wrong types are errors naming the key."""
         data = dict(data or {})
         kw: dict[str, Any] = {}
-        sections = {"routing": Routing, "coherence": Coherence, "boost": Boost, "rerank": Rerank}
+        sections = {
+            "routing": Routing,
+            "coherence": Coherence,
+            "boost": Boost,
+            "rerank": Rerank,
+            "docs": Docs,
+        }
         for key, value in data.items():
             if key == "lexicon":
                 if not isinstance(value, str):
@@ -99,10 +130,17 @@ def _section(cls: type, value: Any, where: str) -> Any:
     if not isinstance(value, Mapping):
         raise SchemaError(f"{where} must be a table")
     types = {f.name: f.type for f in fields(cls)}
+    kw: dict[str, Any] = {}
     for k, v in value.items():
         if k not in types:
             raise SchemaError(f"{where}: unknown key {k!r}; known: {', '.join(types)}")
+        if str(types[k]) == "tuple[str, ...]":
+            if not isinstance(v, list | tuple) or not all(isinstance(x, str) for x in v):
+                raise SchemaError(f"{where}: {k} must be a list of strings")
+            kw[k] = tuple(v)
+            continue
         want = {"bool": bool, "float": (int, float), "int": int}[str(types[k])]
         if isinstance(v, bool) != (want is bool) or not isinstance(v, want):
             raise SchemaError(f"{where}: {k} must be {types[k]}")
-    return cls(**value)
+        kw[k] = v
+    return cls(**kw)

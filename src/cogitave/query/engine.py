@@ -34,6 +34,7 @@ from cogitave.query.boost import residual_boost
 from cogitave.query.coherence import gate
 from cogitave.query.fuse import RRF_K, rrf
 from cogitave.query.lens import LensResult
+from cogitave.query.pages import arrange_pages, attach_groups
 from cogitave.query.prism import DimPlan, Prism, plan
 from cogitave.query.rerank import graph_rerank
 from cogitave.query.rewrite import rewrite
@@ -233,6 +234,9 @@ class Engine:
             start = float(scores[-1]) if len(scores) else 0.0
             nids = np.concatenate([nids, backfilled])
             scores = np.concatenate([scores, np.full(len(backfilled), start * 0.5)])
+        nids, scores, groups, diag["pages"] = arrange_pages(
+            self.snap, req, self.settings.docs, nids, scores
+        )
         t = time.perf_counter()
         page = slice(req.offset, req.offset + req.limit)
         qterms = set(analysis.surface(req.query))
@@ -252,6 +256,7 @@ class Engine:
                 zip(nids[page], scores[page], fused.ranks_for(nids[page]), strict=True)
             )
         )
+        results = attach_groups(results, groups)
         timings["present"] = _ms(t)
         diag.update(
             {
