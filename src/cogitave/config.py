@@ -22,7 +22,7 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
     enabled = true
 
     [docs]                         # page-aware ranking of documentation (query/pages.py)
-    group_by_page = true           # one hit per page where the collection has sections
+    group_by_page = false          # one hit per page for every search (docs_search always)
     hidden_kinds = ["nav_group", "source_file"]   # kinds that compete only when asked for
     exclude = ["drafts/*"]         # globs on path, URL path or uid: never returned
     demote = ["blog/*"]            # globs: score * demote_factor
@@ -66,7 +66,7 @@ class Rerank:
 
 @dataclass(frozen=True)
 class Docs:
-    group_by_page: bool = True
+    group_by_page: bool = False
     hidden_kinds: tuple[str, ...] = ("nav_group", "source_file")
     exclude: tuple[str, ...] = ()
     demote: tuple[str, ...] = ()

@@ -101,21 +101,20 @@ def test_path_prefix_keeps_one_branch():
 
 def test_options_from_request_and_settings():
     docs = Docs()
-    o = PageOptions.of(SearchRequest(query="x"), docs, has_sections=True)
-    assert o.group_by_page and o.hidden_kinds == {"nav_group", "source_file"}
-    assert not PageOptions.of(SearchRequest(query="x"), docs, has_sections=False).group_by_page
-    off = PageOptions.of(SearchRequest(query="x", group_by_page=False), docs, has_sections=True)
+    o = PageOptions.of(SearchRequest(query="x"), docs)
+    assert not o.group_by_page and o.hidden_kinds == {"nav_group", "source_file"}
+    on = PageOptions.of(SearchRequest(query="x", group_by_page=True), docs)
+    assert on.group_by_page
+    assert PageOptions.of(SearchRequest(query="x"), Docs(group_by_page=True)).group_by_page
+    off = PageOptions.of(SearchRequest(query="x", group_by_page=False), Docs(group_by_page=True))
     assert not off.group_by_page
-    asked = PageOptions.of(
-        SearchRequest(query="x", include_kinds=["nav_group"]), docs, has_sections=True
-    )
+    asked = PageOptions.of(SearchRequest(query="x", include_kinds=["nav_group"]), docs)
     assert asked.hidden_kinds == {"source_file"}
     by_filter = SearchRequest(query="x", filters={"kind": "source_file"})
-    assert PageOptions.of(by_filter, docs, has_sections=True).hidden_kinds == frozenset()
+    assert PageOptions.of(by_filter, docs).hidden_kinds == frozenset()
     plain = PageOptions.of(
         SearchRequest(query="x", demote=False, path_prefix="/guides/"),
         Docs(demote=("blog/*",)),
-        has_sections=True,
     )
     assert (plain.demote, plain.demote_release_notes, plain.path_prefix) == ((), False, "guides/")
 
@@ -182,8 +181,10 @@ def docs_col(tmp_path_factory: pytest.TempPathFactory) -> Collection:
     return col
 
 
-def test_engine_groups_docs_results_by_default(docs_col: Collection):
-    res = docs_col.search(SearchRequest(query="cross origin requests", mode="bm25"))
+def test_engine_groups_by_page_when_asked(docs_col: Collection):
+    res = docs_col.search(
+        SearchRequest(query="cross origin requests", mode="bm25", group_by_page=True)
+    )
     uids = res.uids
     pages = [u.split("#")[0] for u in uids]
     assert len(pages) == len(set(pages))
@@ -194,6 +195,14 @@ def test_engine_groups_docs_results_by_default(docs_col: Collection):
     d = res.diagnostics["pages"]
     assert d["grouped"] and d["hidden_kinds"] == {"nav_group": 1} and d["demoted"]["count"] == 1
     assert cors.to_dict()["group"] == list(cors.group)
+
+
+def test_engine_default_hides_nav_and_demotes_but_does_not_group(docs_col: Collection):
+    res = docs_col.search(SearchRequest(query="cross origin requests", mode="bm25"))
+    assert "nav:learn" not in res.uids and res.uids[-1] == "release-notes"
+    assert {"cors", "cors#origins", "cors#wildcards"} <= set(res.uids)
+    assert "group" not in res.results[0].to_dict()
+    assert not res.diagnostics["pages"]["grouped"]
 
 
 def test_engine_page_options_off(docs_col: Collection):
@@ -210,4 +219,4 @@ def test_engine_page_options_off(docs_col: Collection):
     prefixed = docs_col.search(
         SearchRequest(query="cross origin requests", mode="bm25", path_prefix="docs/cors")
     )
-    assert [u.split("#")[0] for u in prefixed.uids] == ["cors"]
+    assert {u.split("#")[0] for u in prefixed.uids} == {"cors"}

@@ -81,12 +81,14 @@ def test_docs_search_is_compact_and_matches_the_api(col: Collection) -> None:
     assert not res.is_error
     body = res.structured_content
     assert [r["uid"] for r in body["results"]] == col.search(
-        SearchRequest(query="install with pip", limit=5)
+        SearchRequest(query="install with pip", limit=5, group_by_page=True)
     ).uids
+    pages = [r["path"] for r in body["results"]]
+    assert len(pages) == len(set(pages)), "one hit per page"
     top = body["results"][0]
     assert {"uid", "kind", "title", "snippet", "score", "rank", "content"} <= set(top)
     assert top["rank"] == 1 and top["content"].startswith("/nodes/")
-    page = next(r for r in body["results"] if r["kind"] == "page")
+    page = next(r for r in body["results"] if r["kind"] in ("page", "section"))
     assert page["url"].startswith("/") and page["path"].endswith(".md")
     assert set(body["diagnostics"]) == {"total_ms", "root", "lenses"}
     assert body["diagnostics"]["root"] == col.root

@@ -9,8 +9,9 @@ and before presentation:
    request's ``path_prefix``;
 2. demotes release notes and changelogs (found by path or title) and the settings' ``demote``
    globs: their score is multiplied by ``demote_factor``, and the list re-sorted (stable);
-3. groups by page when asked (by default for collections with sections): the best-ranked node
-   of a page represents it, and the page's other matching nodes are listed in its ``group``.
+3. groups by page when asked (the docs tools ask; ``[docs] group_by_page`` makes it the
+   collection's default): the best-ranked node of a page represents it, and the page's other
+   matching nodes are listed in its ``group``.
 
 A node's page is its stored ``path`` (the file it came from), or else its uid before ``#``.
 Globs and prefixes are tried on the path, the URL path and the uid; ``*`` matches across
@@ -94,19 +95,17 @@ class PageOptions:
     demote_factor: float = 0.5
 
     @classmethod
-    def of(cls, req: SearchRequest, docs: Docs, *, has_sections: bool) -> PageOptions:
-        """Request fields over settings; ``group_by_page`` None means "if the collection has
-        sections"; a filter on ``kind`` or ``include_kinds`` lets hidden kinds compete."""
+    def of(cls, req: SearchRequest, docs: Docs) -> PageOptions:
+        """Request fields over settings (``group_by_page`` None: the settings' default); a
+        filter on ``kind`` or ``include_kinds`` lets hidden kinds compete."""
         hidden = frozenset(docs.hidden_kinds)
         if "kind" in req.filters:
             hidden = frozenset()
         elif req.include_kinds:
             hidden -= set(req.include_kinds)
         group = req.group_by_page
-        if group is None:
-            group = docs.group_by_page and has_sections
         return cls(
-            group_by_page=group,
+            group_by_page=docs.group_by_page if group is None else group,
             hidden_kinds=hidden,
             path_prefix=(req.path_prefix or "").strip().lstrip("/"),
             exclude=tuple(docs.exclude),
@@ -204,7 +203,6 @@ def arrange(
 # Facts per nid, kept per node table (a root's nodes never change), so a node record is
 # parsed once per root rather than once per query.
 _FACTS: weakref.WeakKeyDictionary[Any, dict[int, PageFacts]] = weakref.WeakKeyDictionary()
-_SECTIONS: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
 def facts_of(node: Node) -> PageFacts:
@@ -231,24 +229,12 @@ def snapshot_facts(snap: Snapshot) -> Callable[[int], PageFacts]:
     return get
 
 
-def has_sections(snap: Snapshot) -> bool:
-    """Whether the root holds ``section`` nodes (a documentation collection)."""
-    table = snap.nodes
-    if table not in _SECTIONS:
-        import tantivy
-
-        lex = snap.lexical
-        q = tantivy.Query.term_query(lex.tschema, "x_kind", "section")
-        _SECTIONS[table] = len(lex.matching(q, 1)) > 0
-    return _SECTIONS[table]
-
-
 def arrange_pages(
     snap: Snapshot, req: SearchRequest, docs: Docs, nids: np.ndarray, scores: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, Mapping[str, tuple[str, ...]], dict[str, Any]]:
     """The engine's entry: options from ``req`` and ``docs``, facts from ``snap``."""
     t0 = time.perf_counter()
-    opts = PageOptions.of(req, docs, has_sections=has_sections(snap))
+    opts = PageOptions.of(req, docs)
     r = arrange(nids, scores, snapshot_facts(snap), opts)
     return r.nids, r.scores, r.groups, {**r.info, "ms": round((time.perf_counter() - t0) * 1e3, 3)}
 

@@ -29,7 +29,8 @@ class SearchRequest:
     ``root`` pins a retained root id (default: the collection's HEAD at open time).
 
     Page-aware ranking (``query/pages.py``): ``group_by_page`` lists one hit per page, its
-    other matching sections in ``Hit.group`` (None: on for collections with sections);
+    other matching sections in ``Hit.group`` (None: the collection's ``[docs]`` default, off
+    unless set; the ``docs_search`` tool turns it on);
     ``path_prefix`` keeps nodes whose path, URL path or uid starts with it; ``include_kinds``
     lets hidden kinds (navigation groups, source files) compete; ``demote=False`` turns off
     the demotion of release notes and of the ``[docs] demote`` globs.
@@ -146,7 +147,7 @@ class Hit:
     ``url``, ``path`` and ``breadcrumb`` come from the node as stored in the root that was
     searched (a surface never looks them up again elsewhere); they are empty when the source
     gave none. ``group`` lists the other matching nodes of the hit's page, best first, when
-    results are grouped by page."""
+    results are grouped by page (left out of ``to_dict`` when empty)."""
 
     uid: str
     rank: int
@@ -163,7 +164,10 @@ class Hit:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["breadcrumb"] = list(self.breadcrumb)
-        out["group"] = list(self.group)
+        if self.group:
+            out["group"] = list(self.group)
+        else:
+            del out["group"]
         return out
 
 
