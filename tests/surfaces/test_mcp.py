@@ -88,8 +88,10 @@ def test_docs_search_is_compact_and_matches_the_api(col: Collection) -> None:
     top = body["results"][0]
     assert {"uid", "kind", "title", "snippet", "score", "rank", "content"} <= set(top)
     assert top["rank"] == 1 and top["content"].startswith("/nodes/")
-    page = next(r for r in body["results"] if r["kind"] in ("page", "section"))
-    assert page["url"].startswith("/") and page["path"].endswith(".md")
+    assert top["path"].endswith(".md")
+    # the page's other matching nodes are listed under its best one
+    grouped = col.search(SearchRequest(query="install with pip", limit=5, group_by_page=True))
+    assert top["group"] and top["group"] == list(grouped.results[0].group)
     assert set(body["diagnostics"]) == {"total_ms", "root", "lenses"}
     assert body["diagnostics"]["root"] == col.root
 
@@ -214,7 +216,7 @@ def test_stdio_transport(col: Collection) -> None:
     names, res, bad = anyio.run(run)
     assert names == TOOLS
     assert [r["uid"] for r in res.structured_content["results"]] == col.search(
-        SearchRequest(query="install with pip", limit=3)
+        SearchRequest(query="install with pip", limit=3, group_by_page=True)
     ).uids
     assert bad.is_error and "not_found" in text(bad)
 
