@@ -73,7 +73,7 @@ def test_eval_url_graded(indexed, tmp_path):
     body = json.loads(cli(*args, "--systems", "bm25", "--json").stdout)
     assert set(body["systems"]["bm25"]) >= {"mrr", "hit@1", "hit@5", "ndcg@5", "answer_tokens"}
     assert body["systems"]["bm25"]["queries"] == 1
-    assert "Hit@3" in cli(*args, "--format", "urls", "--systems", "bm25").stdout
+    assert "Hit@3" in cli(*args, "--format", "urls", "--systems", "bm25", "--group-by-page").stdout
 
 
 @pytest.mark.parametrize(

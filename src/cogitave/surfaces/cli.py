@@ -238,6 +238,9 @@ def eval_(
         typer.Option("--format", help="beir | cranfield | urls (default: urls without --qrels)"),
     ] = "",
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    group_by_page: Annotated[
+        bool, typer.Option("--group-by-page", help="urls: one hit per page, as docs_search.")
+    ] = False,
 ) -> None:
     """nDCG@10, recall@100 and MRR@10 of each system; with URL-graded questions (``--format
     urls``) MRR, Hit@1/3/5 and nDCG@5 over the pages of the top 5 hits, and answer tokens."""
@@ -246,7 +249,7 @@ def eval_(
 
     fmt = fmt or ("beir" if qrels is not None else "urls")
     if fmt == "urls":
-        _eval_urls(collection, queries, systems, as_json)
+        _eval_urls(collection, queries, systems, as_json, group_by_page)
         return
     if qrels is None:
         raise InputError(f"--format {fmt} needs --qrels")
@@ -281,7 +284,7 @@ def eval_(
     out.print(t)
 
 
-def _eval_urls(collection: Path, questions: Path, systems: str, as_json: bool) -> None:
+def _eval_urls(collection: Path, questions: Path, systems: str, as_json: bool, group: bool) -> None:
     """The URL-graded evaluation of ``eval`` (see ``cogitave.eval.docs``)."""
     from cogitave.collection import Collection
     from cogitave.eval.docs import collection_search, evaluate_questions, read_url_questions
@@ -289,7 +292,8 @@ def _eval_urls(collection: Path, questions: Path, systems: str, as_json: bool) -
     qs = read_url_questions(questions)
     col = Collection.open(collection)
     names = [s.strip() for s in systems.split(",") if s.strip()] or available_systems(col)
-    scores = [evaluate_questions(n, qs, collection_search(col, n)) for n in names]
+    opts = {"group_by_page": True} if group else {}
+    scores = [evaluate_questions(n, qs, collection_search(col, n, **opts)) for n in names]
     if as_json:
         sys.stdout.write(json.dumps({"systems": {s.system: s.to_dict() for s in scores}}) + "\n")
         return
