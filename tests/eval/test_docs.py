@@ -34,6 +34,7 @@ def hit(uid: str, url: str = "", path: str = "", rank: int = 1) -> Hit:
         ("https://fastapi.tiangolo.com/tutorial/cors/#use-corsmiddleware", "tutorial/cors"),
         ("/a/b/?x=1", "a/b"),
         ("/a/index.html", "a"),
+        ("functions/time/Format", "functions/time/format"),
         ("/", "/"),
         ("https://example.org", "/"),
         ("docs/en/docs/tutorial/cors.md", "docs/en/docs/tutorial/cors.md"),
@@ -55,6 +56,17 @@ def test_sections_count_once_at_the_first_rank():
     assert page_run(hits, {"b": 2, "a": 1}) == ["a", "b", "docs/c.md"]
     # only the top 5 hits count: d is the sixth
     assert "d" not in page_run(hits, {"d": 2})
+
+
+def test_a_code_sample_without_url_matches_a_lowercased_url_judgment():
+    code = hit("functions/time/Format#code-1", path="content/en/functions/time/Format.md")
+    assert page_run([code], normalise_grades({"/functions/time/format/": 2})) == [
+        "functions/time/format"
+    ]
+
+
+def normalise_grades(grades: dict[str, int]) -> dict[str, int]:
+    return {normalise(k): v for k, v in grades.items()}
 
 
 def test_judgment_matches_url_path_or_uid():

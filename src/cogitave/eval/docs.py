@@ -8,7 +8,8 @@ One question per line::
 ``qid`` is optional (default: the line number). ``grade`` 2 marks the page that answers the
 question, 1 a useful one (any positive integer is a gain). A judgment's ``url`` names a page by
 its URL (relative, or absolute: scheme and host are dropped), by its path as stored, or by its
-uid; a fragment (``#anchor``) or query string is ignored, so a section counts as its page.
+uid, in any case; a fragment (``#anchor``) or query string is ignored, so a section counts as
+its page.
 
 A query is scored on the top ``k`` (5) hits exactly as the engine returned them, mapped to
 pages: several hits of one page count once, at the first one's rank. MRR and Hit@k count the
@@ -77,9 +78,12 @@ class UrlScore:
 
 
 def normalise(ref: str) -> str:
-    """A URL, path or uid -> its page key: no scheme/host, fragment, query or edge slashes
-    (the site's root page is ``/``)."""
-    raw = ref.strip().split("#", 1)[0].split("?", 1)[0]
+    """A URL, path or uid -> its page key: no scheme/host, fragment, query or edge slashes,
+    case folded (the site's root page is ``/``).
+
+    Case is folded because generators lowercase URLs (Hugo) while paths and uids keep the
+    file's case, and a hit without a URL (a code sample) is known by its path and uid only."""
+    raw = ref.strip().split("#", 1)[0].split("?", 1)[0].casefold()
     s = _SCHEME.sub("", raw)
     if not s.strip("/") and (s.startswith("/") or raw != s):
         return "/"
