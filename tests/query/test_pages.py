@@ -117,6 +117,8 @@ def test_options_from_request_and_settings():
         Docs(demote=("blog/*",)),
     )
     assert (plain.demote, plain.demote_release_notes, plain.path_prefix) == ((), False, "guides/")
+    absolute = SearchRequest(query="x", path_prefix="https://docs.example.org/guides/")
+    assert PageOptions.of(absolute, docs).path_prefix == "guides/"
 
 
 def test_request_validation():

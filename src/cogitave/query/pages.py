@@ -107,7 +107,7 @@ class PageOptions:
         return cls(
             group_by_page=docs.group_by_page if group is None else group,
             hidden_kinds=hidden,
-            path_prefix=(req.path_prefix or "").strip().lstrip("/"),
+            path_prefix=_URL_HOST.sub("", (req.path_prefix or "").strip()).lstrip("/"),
             exclude=tuple(docs.exclude),
             demote=tuple(docs.demote) if req.demote else (),
             demote_release_notes=docs.demote_release_notes and req.demote,
