@@ -25,6 +25,13 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
     enabled = true                 # the planner's feedback lens (see query/feedback.py)
     top = 5                        # fused candidates whose stored vectors form the centroid
     weight = 0.5                   # feedback query = normalise(query + weight * centroid)
+    [docs]                         # page-aware ranking of documentation (query/pages.py)
+    group_by_page = false          # one hit per page for every search (docs_search always)
+    hidden_kinds = ["nav_group", "source_file"]   # kinds that compete only when asked for
+    exclude = ["drafts/*"]         # globs on path, URL path or uid: never returned
+    demote = ["blog/*"]            # globs: score * demote_factor
+    demote_release_notes = true    # release notes, changelogs, "what's new" (path or title)
+    demote_factor = 0.5
 """
 
 from __future__ import annotations
@@ -69,6 +76,22 @@ class Feedback:
 
 
 @dataclass(frozen=True)
+class Docs:
+    group_by_page: bool = False
+    hidden_kinds: tuple[str, ...] = ("nav_group", "source_file")
+    exclude: tuple[str, ...] = ()
+    demote: tuple[str, ...] = ()
+    demote_release_notes: bool = True
+    # Half the fused score: a release note still answers when nothing else does, but a page
+    # that matches about as well comes first.
+    demote_factor: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.demote_factor <= 1.0:
+            raise SchemaError("[docs] demote_factor must be between 0 and 1")
+
+
+@dataclass(frozen=True)
 class Settings:
     lexicon: str = "default"
     routing: Routing = field(default_factory=Routing)
@@ -76,6 +99,7 @@ class Settings:
     boost: Boost = field(default_factory=Boost)
     rerank: Rerank = field(default_factory=Rerank)
     feedback: Feedback = field(default_factory=Feedback)
+    docs: Docs = field(default_factory=Docs)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,6 +115,7 @@ class Settings:
             "boost": Boost,
             "rerank": Rerank,
             "feedback": Feedback,
+            "docs": Docs,
         }
         for key, value in data.items():
             if key == "lexicon":
@@ -118,10 +143,17 @@ def _section(cls: type, value: Any, where: str) -> Any:
     if not isinstance(value, Mapping):
         raise SchemaError(f"{where} must be a table")
     types = {f.name: f.type for f in fields(cls)}
+    kw: dict[str, Any] = {}
     for k, v in value.items():
         if k not in types:
             raise SchemaError(f"{where}: unknown key {k!r}; known: {', '.join(types)}")
+        if str(types[k]) == "tuple[str, ...]":
+            if not isinstance(v, list | tuple) or not all(isinstance(x, str) for x in v):
+                raise SchemaError(f"{where}: {k} must be a list of strings")
+            kw[k] = tuple(v)
+            continue
         want = {"bool": bool, "float": (int, float), "int": int}[str(types[k])]
         if isinstance(v, bool) != (want is bool) or not isinstance(v, want):
             raise SchemaError(f"{where}: {k} must be {types[k]}")
-    return cls(**value)
+        kw[k] = v
+    return cls(**kw)

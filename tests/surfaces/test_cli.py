@@ -64,6 +64,18 @@ def test_eval_json(indexed, tmp_path):
     assert set(json.loads(out)["systems"]["bm25"]) >= {"ndcg@10", "recall@100", "mrr@10"}
 
 
+def test_eval_url_graded(indexed, tmp_path):
+    q = tmp_path / "questions.jsonl"
+    q.write_text(
+        json.dumps({"query": "gamma delta", "judgments": [{"url": "n00003", "grade": 2}]}) + "\n"
+    )
+    args = ("eval", "--collection", str(indexed / "col"), "--queries", str(q))
+    body = json.loads(cli(*args, "--systems", "bm25", "--json").stdout)
+    assert set(body["systems"]["bm25"]) >= {"mrr", "hit@1", "hit@5", "ndcg@5", "answer_tokens"}
+    assert body["systems"]["bm25"]["queries"] == 1
+    assert "Hit@3" in cli(*args, "--format", "urls", "--systems", "bm25", "--group-by-page").stdout
+
+
 @pytest.mark.parametrize(
     "args, code",
     [

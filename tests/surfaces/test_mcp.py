@@ -82,8 +82,10 @@ def test_docs_search_is_compact_and_matches_the_api(col: Collection) -> None:
     assert not res.is_error
     body = res.structured_content
     assert [r["uid"] for r in body["results"]] == col.search(
-        SearchRequest(query="install with pip", limit=5)
+        SearchRequest(query="install with pip", limit=5, group_by_page=True)
     ).uids
+    pages = [r["path"] for r in body["results"]]
+    assert len(pages) == len(set(pages)), "one hit per page"
     top = body["results"][0]
     assert {"uid", "kind", "title", "snippet", "score", "rank"} <= set(top)
     assert top["rank"] == 1
@@ -94,6 +96,9 @@ def test_docs_search_is_compact_and_matches_the_api(col: Collection) -> None:
     assert page["url"].startswith("/") and page["path"].endswith(".md")
     assert set(body["diagnostics"]) == {"total_ms", "lenses"}
     assert "markdown" not in body  # the Markdown is the text content, not repeated
+    # the page's other matching nodes are listed under its best one
+    grouped = col.search(SearchRequest(query="install with pip", limit=5, group_by_page=True))
+    assert top["group"] and top["group"] == list(grouped.results[0].group)
 
 
 def test_docs_search_explain_and_filters(col: Collection) -> None:
@@ -216,7 +221,7 @@ def test_stdio_transport(col: Collection) -> None:
     names, res, bad = anyio.run(run)
     assert names == TOOLS
     assert [r["uid"] for r in res.structured_content["results"]] == col.search(
-        SearchRequest(query="install with pip", limit=3)
+        SearchRequest(query="install with pip", limit=3, group_by_page=True)
     ).uids
     assert bad.is_error and "not_found" in text(bad)
 
@@ -256,7 +261,7 @@ def test_serve_mounts_streamable_http(col: Collection, tmp_path: Path) -> None:
 
         ok, bad, short, page, typed = anyio.run(run)
         assert [r["uid"] for r in ok.structured_content["results"]] == col.search(
-            SearchRequest(query="install with pip")
+            SearchRequest(query="install with pip", group_by_page=True)
         ).uids
         assert bad.is_error and "limit" in text(bad)
         assert "## Installation" in text(ok) and "```bash\npip install demo-package\n```" in text(

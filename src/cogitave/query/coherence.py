@@ -17,7 +17,10 @@ With ``n`` routed dimensions:
 - ``n <= 1``: nothing to be coherent across; every candidate passes;
 - ``n == 2``: strict AND; if that leaves no candidate, relax to N-1 (one dimension may fail);
 - ``n >= 3``: N-1; an emphatic dimension (``dim:term``, ``+term``, a quoted phrase, a
-  repeated word) can never be the one that fails.
+  repeated word) can never be the one that fails, and neither can the node's text unit
+  (``_all``): it holds the query's topic, and the facets are its constraints. Measured on the
+  Debian packages facet set (bench/facets.py), forgiving the text let "lisp terminal email"
+  keep Lisp terminal programs with nothing to do with mail.
 
 ``backfill`` (off by default) pads the tail with rejected candidates ordered by evidence (the
 number of dimensions passed, then RRF score). Zero survivors stay zero, backfill or not: the
@@ -35,6 +38,7 @@ import numpy as np
 from cogitave.query.candidates import CandidateVectors
 from cogitave.query.prism import DimPlan, Prism
 from cogitave.query.ranked import Ranked
+from cogitave.schema import WHOLE
 from cogitave.store.port import ReadPort
 
 
@@ -108,12 +112,13 @@ def gate(
             # sit in the dense top share of any semantic home of its terms
             homes = [h for t in p.terms for h in prism.homes.get(t, ())]
             for h in dict.fromkeys((p.dim, *homes)):
-                if schema[h].type != "semantic":
+                if h != WHOLE and schema[h].type != "semantic":
                     continue
                 dense, thr = dense_evidence(port, h, dense_q[p.dim], cands, share, vectors)
                 passed[i] |= dense
                 thresholds[f"{p.dim}@{h}" if h != p.dim else h] = round(thr, 4)
-    emphatic = np.array([p.emphatic for p in dims])
+    # the node's text carries the query's topic: N-1 may forgive a facet, never the text
+    emphatic = np.array([p.emphatic or p.dim == WHOLE for p in dims])
     count = passed.sum(axis=0)
     emph_ok = passed[emphatic].all(axis=0) if emphatic.any() else np.ones(len(cands), bool)
     relaxed = False

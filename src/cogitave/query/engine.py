@@ -3,7 +3,7 @@
 ``planned`` (the default mode) runs the whole read path as a list of stages over one ranked
 value (:class:`~cogitave.query.ranked.Ranked`), each stage leaving one diagnostics record::
 
-    plan -> lenses -> fuse -> filter -> gate -> boost -> rerank -> present
+    plan -> lenses -> fuse -> feedback -> filter -> gate -> boost -> rerank -> pages -> present
 
 ``hybrid`` (RRF of whole-query BM25 and whole-query dense), ``bm25`` and ``dense`` run the
 plain legs through the same fuse, filter and present stages, for evaluation and comparison.
@@ -33,6 +33,7 @@ from cogitave.query.feedback import feedback_query
 from cogitave.query.filters import apply_filters
 from cogitave.query.fuse import RRF_K, Fused, rrf
 from cogitave.query.lens import LensResult, bm25_lens, dense_job, exact_lens, ms_since
+from cogitave.query.pages import arrange_pages, attach_groups
 from cogitave.query.present import present
 from cogitave.query.prism import DimPlan, Prism, plan
 from cogitave.query.ranked import Ranked, StageRecord
@@ -158,6 +159,12 @@ class Engine:
                 np.concatenate([ranked.scores, tail.scores]),
             )
         t = time.perf_counter()
+        nids, scores, groups, diag["pages"] = arrange_pages(
+            self.port, req, self.settings.docs, ranked.nids, ranked.scores
+        )
+        ranked = Ranked(nids, scores)
+        records.append(StageRecord("pages", ms_since(t), diag["pages"]))
+        t = time.perf_counter()
         qterms = set(analysis.surface(req.query))
         if prism is not None:
             qterms |= set(prism.rewritten.tokens)
@@ -169,6 +176,7 @@ class Engine:
             first_rank=req.offset + 1,
             backfilled=frozenset(backfilled.nids.tolist()),
         )
+        results = attach_groups(results, groups)
         records.append(StageRecord("present", ms_since(t), {}))
         timings = {r.name: r.ms for r in records}
         if prism is not None:

@@ -16,6 +16,7 @@ MAX_QUERY_TERMS = 256
 _WORDS = re.compile(r"\w+")
 MAX_LIMIT = 1000
 MAX_OFFSET = 10_000
+MAX_PREFIX_CHARS = 1024
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,13 @@ class SearchRequest:
     whole-query BM25 and dense), ``bm25`` or ``dense`` alone. ``dimensions`` restricts the
     dimensions searched; ``filters`` keeps nodes whose exact dimension has one of the values.
     ``root`` pins a retained root id (default: the collection's HEAD at open time).
+
+    Page-aware ranking (``query/pages.py``): ``group_by_page`` lists one hit per page, its
+    other matching sections in ``Hit.group`` (None: the collection's ``[docs]`` default, off
+    unless set; the ``docs_search`` tool turns it on);
+    ``path_prefix`` keeps nodes whose path, URL path or uid starts with it; ``include_kinds``
+    lets hidden kinds (navigation groups, source files) compete; ``demote=False`` turns off
+    the demotion of release notes and of the ``[docs] demote`` globs.
     """
 
     query: str
@@ -37,6 +45,10 @@ class SearchRequest:
     backfill: bool = False
     explain: bool = False
     root: str | None = None
+    group_by_page: bool | None = None
+    path_prefix: str | None = None
+    include_kinds: tuple[str, ...] | None = None
+    demote: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.query, str):
@@ -88,6 +100,21 @@ class SearchRequest:
                 raise QueryError(f"filter {k!r} needs a value or a non-empty list of values")
             norm[k] = tuple(str(x) for x in vals)
         object.__setattr__(self, "filters", norm)
+        if self.group_by_page is not None and not isinstance(self.group_by_page, bool):
+            raise QueryError("group_by_page must be true, false or null")
+        if not isinstance(self.demote, bool):
+            raise QueryError("demote must be true or false")
+        if self.path_prefix is not None and (
+            not isinstance(self.path_prefix, str) or len(self.path_prefix) > MAX_PREFIX_CHARS
+        ):
+            raise QueryError(
+                f"path_prefix must be a string of at most {MAX_PREFIX_CHARS} characters"
+            )
+        if self.include_kinds is not None:
+            kinds = self.include_kinds
+            if not isinstance(kinds, list | tuple) or not all(isinstance(k, str) for k in kinds):
+                raise QueryError("include_kinds must be a list of node kinds")
+            object.__setattr__(self, "include_kinds", tuple(kinds))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SearchRequest:
@@ -104,8 +131,9 @@ class SearchRequest:
         if "query" not in data:
             raise QueryError("'query' is required")
         kw = dict(data)
-        if isinstance(kw.get("dimensions"), list):
-            kw["dimensions"] = tuple(kw["dimensions"])
+        for name in ("dimensions", "include_kinds"):
+            if isinstance(kw.get(name), list):
+                kw[name] = tuple(kw[name])
         for b in ("backfill", "explain"):
             if b in kw and not isinstance(kw[b], bool):
                 raise QueryError(f"{b} must be true or false")
@@ -120,7 +148,8 @@ class Hit:
 
     ``url``, ``path`` and ``breadcrumb`` come from the node as stored in the root that was
     searched (a surface never looks them up again elsewhere); they are empty when the source
-    gave none."""
+    gave none. ``group`` lists the other matching nodes of the hit's page, best first, when
+    results are grouped by page (left out of ``to_dict`` when empty)."""
 
     uid: str
     rank: int
@@ -132,10 +161,15 @@ class Hit:
     url: str = ""
     path: str = ""
     breadcrumb: tuple[str, ...] = ()
+    group: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["breadcrumb"] = list(self.breadcrumb)
+        if self.group:
+            out["group"] = list(self.group)
+        else:
+            del out["group"]
         return out
 
 

@@ -31,7 +31,7 @@ from cogitave.store.terms import TermIndex
 from cogitave.store.vectors import DimVectors
 
 
-@dataclass
+@dataclass(eq=False)  # identity: a snapshot is one opened root (and a weak-dict key)
 class Snapshot:
     store: RootStore
     root: str

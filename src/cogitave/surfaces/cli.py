@@ -262,16 +262,33 @@ def verify(
 @app.command("eval")
 def eval_(
     collection: CollectionOpt,
-    queries: Annotated[Path, typer.Option(help="Queries (BEIR queries.jsonl, or cran.qry).")],
-    qrels: Annotated[Path, typer.Option(help="Judgments (BEIR qrels .tsv, or cranqrel).")],
+    queries: Annotated[
+        Path, typer.Option(help="Queries (BEIR queries.jsonl, cran.qry, or URL-graded JSONL).")
+    ],
+    qrels: Annotated[
+        Path | None, typer.Option(help="Judgments (BEIR qrels .tsv, or cranqrel).")
+    ] = None,
     systems: Annotated[str, typer.Option(help="Comma-separated systems to run.")] = "",
-    fmt: Annotated[str, typer.Option("--format", help="beir | cranfield")] = "beir",
+    fmt: Annotated[
+        str,
+        typer.Option("--format", help="beir | cranfield | urls (default: urls without --qrels)"),
+    ] = "",
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    group_by_page: Annotated[
+        bool, typer.Option("--group-by-page", help="urls: one hit per page, as docs_search.")
+    ] = False,
 ) -> None:
-    """nDCG@10, recall@100 and MRR@10 of each system on the same collection and queries."""
+    """nDCG@10, recall@100 and MRR@10 of each system; with URL-graded questions (``--format
+    urls``) MRR, Hit@1/3/5 and nDCG@5 over the pages of the top 5 hits, and answer tokens."""
     from cogitave.collection import Collection
     from cogitave.eval.run import run_systems
 
+    fmt = fmt or ("beir" if qrels is not None else "urls")
+    if fmt == "urls":
+        _eval_urls(collection, queries, systems, as_json, group_by_page)
+        return
+    if qrels is None:
+        raise InputError(f"--format {fmt} needs --qrels")
     if fmt == "cranfield":
         from cogitave.eval import cranfield
 
@@ -281,7 +298,7 @@ def eval_(
 
         qs, rels = beir.read_queries(queries), beir.read_qrels(qrels)
     else:
-        raise InputError("--format must be beir or cranfield")
+        raise InputError("--format must be beir, cranfield or urls")
     col = Collection.open(collection)
     names = [s.strip() for s in systems.split(",") if s.strip()] or available_systems(col)
     scores = run_systems(col, names, qs, rels)
@@ -301,6 +318,32 @@ def eval_(
             f"{s.p99_ms:.2f}",
         )
     out.print(t)
+
+
+def _eval_urls(collection: Path, questions: Path, systems: str, as_json: bool, group: bool) -> None:
+    """The URL-graded evaluation of ``eval`` (see ``cogitave.eval.docs``)."""
+    from cogitave.collection import Collection
+    from cogitave.eval.docs import collection_search, evaluate_questions, read_url_questions
+
+    qs = read_url_questions(questions)
+    col = Collection.open(collection)
+    names = [s.strip() for s in systems.split(",") if s.strip()] or available_systems(col)
+    opts = {"group_by_page": True} if group else {}
+    scores = [evaluate_questions(n, qs, collection_search(col, n, **opts)) for n in names]
+    if as_json:
+        sys.stdout.write(json.dumps({"systems": {s.system: s.to_dict() for s in scores}}) + "\n")
+        return
+    t = Table("system", "MRR", "Hit@1", "Hit@3", "Hit@5", "nDCG@5", "answer tokens", "queries")
+    for s in scores:
+        m = s.metrics
+        t.add_row(
+            s.system,
+            *(f"{m[k]:.4f}" for k in ("mrr", "hit@1", "hit@3", "hit@5", "ndcg@5")),
+            f"{s.tokens:.0f}",
+            str(len(s.outcomes)),
+        )
+    out.print(t)
+    out.print("answer tokens: characters / 4 of the top 5 hits as compact JSON (an estimate)")
 
 
 DEMO_QUERIES = (

@@ -158,7 +158,12 @@ def build_mcp(
             if kind is not None:
                 f["kind"] = kind
             req = SearchRequest(
-                query=query, limit=limit, dimensions=dimensions, filters=f, explain=explain
+                query=query,
+                limit=limit,
+                dimensions=dimensions,
+                filters=f,
+                explain=explain,
+                group_by_page=True,  # one hit per page: sections do not crowd pages out
             )
             return service.search_compact(col, req, max_tokens)
 

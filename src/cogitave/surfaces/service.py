@@ -111,6 +111,8 @@ def hit_summary(hit: Hit) -> dict[str, Any]:
             out[key] = getattr(hit, key)
     if hit.breadcrumb:
         out["breadcrumb"] = list(hit.breadcrumb)
+    if hit.group:  # the page's other matching sections, when grouped by page
+        out["group"] = list(hit.group)
     out |= {"snippet": hit.snippet, "score": round(hit.score, 6), "rank": hit.rank}
     return out
 

@@ -1,0 +1,161 @@
+"""Search quality on real documentation questions, graded by page URL.
+
+    COGITAVE_DATA=../shared/data .venv/bin/python bench/docs_quality.py [--build-only] [--write]
+
+Builds (once, cached in ``bench/.cache/docs_quality/``) the FastAPI docs, the Hugo docs and
+this project's own docs with ``read_markdown`` and the default encoder, then runs each
+question set of ``bench/questions/`` through bm25, dense, hybrid and planned and prints MRR,
+Hit@1/3/5, nDCG@5 over page URLs (top 5 hits as returned) and the answer size in tokens
+(characters / 4 of the compact JSON of those 5 hits), plus the per-query wins and losses of
+planned against hybrid. ``--write`` appends the tables to ``bench/RESULTS.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from _machine import machine_line
+
+from cogitave import Collection
+from cogitave.eval.docs import (
+    METRICS,
+    UrlScore,
+    collection_search,
+    evaluate_questions,
+    read_url_questions,
+)
+from cogitave.ingest.markdown import read_markdown
+
+HERE = Path(__file__).resolve().parent
+CACHE = HERE / ".cache" / "docs_quality"
+QUESTIONS = HERE / "questions"
+SYSTEMS = ("bm25", "dense", "hybrid", "planned")
+HEAD = "| system | MRR | Hit@1 | Hit@3 | Hit@5 | nDCG@5 | answer tokens |"
+# The ranking without the page-aware stage: every node competes, no grouping, no demotion.
+BEFORE = {
+    "group_by_page": False,
+    "include_kinds": ("nav_group", "source_file"),
+    "demote": False,
+}
+
+
+def trees(data: Path) -> dict[str, Path]:
+    """Collection name -> docs tree (its question set is ``bench/questions/<name>.jsonl``)."""
+    return {
+        "fastapi": data / "docs_fastapi",
+        "hugo": data / "docs_hugo",
+        "cogitave": HERE.parent,
+    }
+
+
+def build(name: str, tree: Path, *, rebuild: bool = False) -> Collection:
+    """The cached collection of ``tree``, built with the default encoder when missing."""
+    path = CACHE / name
+    done = path / ".built"
+    if done.is_file() and not rebuild:
+        return Collection.open(path)
+    if path.exists():
+        shutil.rmtree(path)
+    t0 = time.perf_counter()
+    batch = read_markdown(tree)
+    col = Collection.create(path, batch.schema)
+    col.add(batch.nodes)
+    col.publish()
+    done.write_text(f"{len(batch.nodes)} nodes in {time.perf_counter() - t0:.0f} s\n")
+    print(f"built {name}: {done.read_text().strip()}", flush=True)
+    return col
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    data = os.environ.get("COGITAVE_DATA") or HERE.parent.parent / "shared" / "data"
+    ap.add_argument("--data", type=Path, default=Path(data))
+    ap.add_argument("--only", default="", help="comma-separated collections (default: all)")
+    ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args()
+    wanted = {s for s in args.only.split(",") if s}
+    for name, tree in trees(args.data).items():
+        if wanted and name not in wanted:
+            continue
+        if not tree.exists():
+            print(f"skip {name}: {tree} not found", file=sys.stderr)
+            continue
+        build(name, tree, rebuild=args.rebuild)
+    if args.build_only:
+        return
+    out = [
+        f"\n## Documentation questions graded by page URL ({time.strftime('%Y-%m-%d')})\n",
+        machine_line(),
+        "",
+        "`COGITAVE_DATA=../shared/data .venv/bin/python bench/docs_quality.py --write`. "
+        "Questions written from reading each docs tree (`bench/questions/`); 2 = the page "
+        "that answers, 1 = a useful page. MRR and Hit@k count answering pages, nDCG@5 both "
+        "grades, over the top 5 hits as returned, mapped to pages (a page counts once, at "
+        "its first hit). Answer tokens: characters / 4 of those 5 hits as compact JSON.",
+        "",
+    ]
+    for name, tree in trees(args.data).items():
+        if (wanted and name not in wanted) or not tree.exists():
+            continue
+        col = build(name, tree)
+        qs = read_url_questions(QUESTIONS / f"{name}.jsonl")
+        before = {
+            s: evaluate_questions(s, qs, collection_search(col, s, **BEFORE)) for s in SYSTEMS
+        }
+        plain = {s: evaluate_questions(s, qs, collection_search(col, s)) for s in SYSTEMS}
+        after = {
+            s: evaluate_questions(s, qs, collection_search(col, s, group_by_page=True))
+            for s in SYSTEMS
+        }
+        out += [f"### {name}: {len(qs)} questions, {len(col)} nodes\n", HEAD, "|---" * 7 + "|"]
+        out += [row(s, f"{s.system}: before (every node, no grouping)") for s in before.values()]
+        out += [row(s, f"{s.system}: default (no nav/source, demotions)") for s in plain.values()]
+        out += [row(s, f"{s.system}: grouped by page (docs_search)") for s in after.values()]
+        out += ["", *wins(after["planned"], before["planned"], "grouped", "before")]
+        out += ["", *wins(after["hybrid"], before["hybrid"], "grouped", "before")]
+        out += ["", *wins(before["planned"], before["hybrid"], "before", "before")]
+        out += ["", *wins(after["planned"], after["hybrid"], "grouped", "grouped"), ""]
+    text = "\n".join(out) + "\n"
+    print(text)
+    if args.write:
+        with (HERE / "RESULTS.md").open("a") as f:
+            f.write(text)
+
+
+def row(s: UrlScore, label: str | None = None) -> str:
+    cells = " | ".join(f"{s.metrics[m]:.3f}" for m in METRICS)
+    return f"| {label or s.system} | {cells} | {s.tokens:.0f} |"
+
+
+def wins(a: UrlScore, b: UrlScore, la: str = "", lb: str = "") -> list[str]:
+    """Questions where ``a`` beats or trails ``b`` on nDCG@5, with the first page each gave."""
+    na, nb = f"{a.system} {la}".strip(), f"{b.system} {lb}".strip()
+    other = {o.qid: o for o in b.outcomes}
+    won, lost = [], []
+    for o in a.outcomes:
+        p = other[o.qid]
+        d = o.metrics["ndcg@5"] - p.metrics["ndcg@5"]
+        if abs(d) < 1e-9:
+            continue
+        line = (
+            f"`{o.qid}` {o.metrics['ndcg@5']:.2f} vs {p.metrics['ndcg@5']:.2f} "
+            f"(top: `{o.pages[0] if o.pages else '-'}` vs `{p.pages[0] if p.pages else '-'}`)"
+        )
+        (won if d > 0 else lost).append(line)
+    return [
+        f"{na} vs {nb} on nDCG@5: {len(won)} wins, {len(lost)} losses, "
+        f"{len(a.outcomes) - len(won) - len(lost)} ties.",
+        *(f"- win {x}" for x in won),
+        *(f"- loss {x}" for x in lost),
+    ]
+
+
+if __name__ == "__main__":
+    main()
