@@ -183,9 +183,10 @@ def test_mkdocs_pages_sections_and_anchors(mkdocs_tree: Path) -> None:
     assert page.dims["body"] == "Intro text before sections."
     assert page.dims["description"] == "Start here."
     assert page.dims["keywords"] == "start, basics"
-    assert page.meta["url"] == "/tutorial/first/"
+    # site_url makes URLs absolute; content is the Markdown without front matter.
+    assert page.meta["url"] == "https://demo.example.com/tutorial/first/"
     assert page.meta["path"] == "docs/tutorial/first.md"
-    assert page.content is not None and page.content.startswith("---\ntitle: First Steps")
+    assert page.content is not None and page.content.startswith("# First steps { #first }\n\nIntro text")
     # Custom `{ #id }` anchors, nested headings, h4 sections, h5 folded into its section.
     install = nodes["tutorial/first#install-it"]
     assert install.kind == "section" and install.dims["title"] == "Install it"
@@ -193,7 +194,7 @@ def test_mkdocs_pages_sections_and_anchors(mkdocs_tree: Path) -> None:
     assert "print" not in str(install.dims["body"])  # code is not prose
     assert edges_of(install, "partOf") == ["tutorial/first"]
     assert edges_of(nodes["tutorial/first#details"], "partOf") == ["tutorial/first#install-it"]
-    assert install.meta["url"] == "/tutorial/first/#install-it"
+    assert install.meta["url"] == "https://demo.example.com/tutorial/first/#install-it"
     assert install.content is not None and install.content.startswith("## Install it")
     assert edges_of(nodes["tutorial/advanced/deep#level-four"], "partOf") == [
         "tutorial/advanced/deep#deeper"

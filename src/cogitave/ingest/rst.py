@@ -1,0 +1,741 @@
+"""reStructuredText pages (Sphinx source trees, built ``_sources/*.rst.txt``) -> Markdown + facts.
+
+Parsing is docutils' own parser. Sphinx's directives and roles are registered for the parse
+(``toctree``, ``code-block``, ``literalinclude``, the Python domain, ``versionadded``, ...);
+any other unknown directive keeps its content and any unknown role keeps its text, so a page
+never fails on an extension it does not know. File inclusion and raw HTML are off: a page cannot
+read files outside the tree (``literalinclude`` is resolved by the caller, inside the tree).
+
+Two passes, because cross-references need the whole tree: :func:`parse_rst` gives a
+:class:`RstDoc` (title, labels, API objects, toctrees); :func:`render_markdown` then turns its
+doctree into Markdown, asking a callback for each ``:ref:``/``:doc:``/Python-domain role's URL.
+Headings carry their docutils id as ``{ #id }`` so anchors match Sphinx's HTML.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from docutils import frontend, nodes, utils
+from docutils.parsers.rst import Directive, Parser, directives, roles
+from docutils.parsers.rst.states import Inliner
+
+PY_ROLES = frozenset(
+    ("func", "class", "meth", "mod", "attr", "data", "exc", "obj", "const", "deco", "type")
+)
+# Python-domain directives that declare an object (the key is the objtype Sphinx stores).
+PY_OBJECTS = {
+    "function": "function", "class": "class", "method": "method", "module": "module",
+    "attribute": "attribute", "data": "data", "exception": "exception",
+    "classmethod": "method", "staticmethod": "method", "decorator": "function",
+    "decoratormethod": "method", "coroutinefunction": "function",
+    "coroutinemethod": "method", "property": "attribute", "type": "data",
+}  # fmt: skip
+_CLASSLIKE = frozenset(("class", "exception"))
+_SIG_NAME = re.compile(r"^\s*(?:(?:async|class|final|abstract|static)\s+)*([\w.]+)")
+_REF_TARGET = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
+# Sphinx admonition-like directives: their text is kept under a bold label.
+_LABELLED = {
+    "versionadded": "Added in version", "versionchanged": "Changed in version",
+    "deprecated": "Deprecated since version", "versionremoved": "Removed in version",
+    "seealso": "See also", "impl-detail": "CPython implementation detail",
+}  # fmt: skip
+_CODE_DIRECTIVES = ("code-block", "sourcecode", "code")
+_TEST_CODE = ("testcode", "testsetup", "testcleanup", "doctest", "testoutput")
+_DROPPED = (
+    "index", "tabularcolumns", "sectionauthor", "moduleauthor", "codeauthor", "toctree-hidden",
+    "autosummary", "automodule", "autoclass", "autofunction", "automethod", "autodata",
+    "autoattribute", "autoexception", "currentmodule", "highlight", "highlightlang", "default-role",
+    "default-domain", "program", "meta",
+)  # fmt: skip
+_LOCK = threading.Lock()
+# docutils' own directives that stay as they are; the rest (``class``, ``code``, ``include``,
+# ``raw``...) mean something else in Sphinx or would read files.
+_DOCUTILS_KEPT = frozenset(
+    ("sidebar", "topic", "rubric", "note", "warning", "tip", "important", "caution", "danger",
+     "error", "hint", "attention", "admonition", "container", "compound", "line-block",
+     "parsed-literal", "epigraph", "highlights", "pull-quote", "table", "csv-table",
+     "list-table", "image", "figure", "math", "role", "replace", "unicode", "date", "title")
+)  # fmt: skip
+
+
+@dataclass
+class ApiObject:
+    """A Python object a page declares (``.. function::`` ...)."""
+
+    name: str  # the full dotted name, e.g. pathlib.Path.read_text
+    objtype: str
+    signature: str
+    anchor: str
+    line: int
+
+
+@dataclass
+class Toctree:
+    """One ``toctree``: its caption and entries (explicit title or None, target as written)."""
+
+    caption: str
+    entries: list[tuple[str | None, str]]
+    glob: bool = False
+
+
+@dataclass
+class RstDoc:
+    """A parsed page: its doctree and the facts the whole tree needs before rendering."""
+
+    docname: str
+    doctree: nodes.document
+    title: str = ""
+    labels: dict[str, tuple[str, str]] = field(default_factory=dict)  # label -> (anchor, title)
+    objects: list[ApiObject] = field(default_factory=list)
+    toctrees: list[Toctree] = field(default_factory=list)
+    includes: list[tuple[str, int]] = field(default_factory=list)  # literalinclude paths
+
+
+@dataclass(frozen=True)
+class Xref:
+    """A cross-reference role found while rendering: ``role`` is ``ref``/``doc``/``py:func``..."""
+
+    role: str
+    target: str
+    module: str
+    klass: str
+    line: int
+
+
+XrefLookup = Callable[[Xref], tuple[str, str] | None]  # -> (url, default text) or None
+IncludeReader = Callable[[str, str], tuple[str, str] | None]  # (docname, path) -> (code, lang)
+
+
+# -- custom nodes -------------------------------------------------------------------------
+class toctree_node(nodes.Invisible, nodes.Element):
+    """A toctree's entries (rendered as nothing; read by the caller)."""
+
+
+class xref_node(nodes.Inline, nodes.TextElement):
+    """A pending cross-reference: attributes role, target, module, klass, text_given."""
+
+
+class api_node(nodes.Element):
+    """A declared API object: attributes name, objtype, signature, anchor; children = body."""
+
+
+class include_node(nodes.Element):
+    """A ``literalinclude``: attributes path, language."""
+
+
+class _AnyOptions(dict[str, Any]):
+    # An option spec that accepts every option: Sphinx directives have many we do not need.
+    def __missing__(self, key: str) -> Callable[[str | None], str | None]:
+        return directives.unchanged
+
+
+class _Generic(Directive):
+    """Unknown directives: the content is parsed and kept, arguments and options ignored."""
+
+    optional_arguments = 99
+    final_argument_whitespace = True
+    has_content = True
+    option_spec: ClassVar[dict[str, Any]] = _AnyOptions()
+
+    def run(self) -> list[nodes.Node]:
+        if not self.content:
+            return []
+        box = nodes.container()
+        self.state.nested_parse(self.content, self.content_offset, box)
+        return [box]
+
+
+class _Dropped(_Generic):
+    def run(self) -> list[nodes.Node]:
+        if self.name in ("currentmodule", "module") and self.arguments:
+            _state(self).module = self.arguments[0].strip()
+        if self.name in ("highlight", "highlightlang") and self.arguments:
+            _state(self).highlight = self.arguments[0].strip()
+        return []
+
+
+class _Labelled(_Generic):
+    def run(self) -> list[nodes.Node]:
+        label = _LABELLED.get(self.name, self.name)
+        version, rest = (
+            (self.arguments[0], " ".join(self.arguments[1:])) if self.arguments else ("", "")
+        )
+        if self.name in ("seealso", "impl-detail"):
+            version, rest = "", " ".join(self.arguments)
+        head = nodes.paragraph()
+        head += nodes.strong(text=f"{label} {version}".strip() + ":")
+        if rest.strip():
+            head += nodes.Text(" " + " ".join(rest.split()))
+        box = nodes.container()
+        box += head
+        if self.content:
+            self.state.nested_parse(self.content, self.content_offset, box)
+        return [box]
+
+
+class _Code(_Generic):
+    def run(self) -> list[nodes.Node]:
+        default = "python" if self.name in _TEST_CODE else _state(self).highlight
+        language = self.arguments[0].strip() if self.arguments else default
+        if self.name == "testoutput":
+            language = "text"
+        text = "\n".join(self.content)
+        block = nodes.literal_block(text, text)
+        block["language"] = language
+        if "caption" in self.options:
+            box = nodes.container()
+            box += nodes.paragraph(text=str(self.options["caption"]))
+            box += block
+            return [box]
+        return [block]
+
+
+class _LiteralInclude(_Generic):
+    def run(self) -> list[nodes.Node]:
+        node = include_node()
+        node["path"] = " ".join(self.arguments).strip()
+        node["language"] = str(self.options.get("language") or "")
+        node["lines"] = str(self.options.get("lines") or "")
+        node["line"] = self.lineno
+        _state(self).doc.includes.append((node["path"], self.lineno))
+        return [node]
+
+
+class _Glossary(_Generic):
+    def run(self) -> list[nodes.Node]:
+        box = nodes.container()
+        self.state.nested_parse(self.content, self.content_offset, box)
+        doc = _state(self).doc
+        for term in box.findall(nodes.term):
+            text = " ".join(term.astext().split())
+            anchor = "term-" + (nodes.make_id(text) or "x")
+            term["ids"].append(anchor)
+            doc.labels.setdefault("term:" + text.lower(), (anchor, text))
+        return [box]
+
+
+class _Toctree(_Generic):
+    def run(self) -> list[nodes.Node]:
+        entries: list[tuple[str | None, str]] = []
+        for raw in self.content:
+            line = raw.strip()
+            if not line or line.startswith(".."):
+                continue
+            m = _REF_TARGET.match(line)
+            entries.append((m.group(1).strip() or None, m.group(2).strip()) if m else (None, line))
+        caption = str(self.options.get("caption") or "")
+        _state(self).doc.toctrees.append(Toctree(caption, entries, "glob" in self.options))
+        return [toctree_node()]
+
+
+class _PyObject(_Generic):
+    def run(self) -> list[nodes.Node]:
+        st = _state(self)
+        objtype = PY_OBJECTS[self.name.removeprefix("py:")]
+        signatures = [s for s in "\n".join(self.arguments).split("\n") if s.strip()]
+        if objtype == "module":
+            name = signatures[0].strip() if signatures else ""
+            st.module = name
+            if not name or "no-index" in self.options or "noindex" in self.options:
+                return []
+            anchor = f"module-{name}"
+            st.doc.objects.append(ApiObject(name, "module", name, anchor, self.lineno))
+            node = api_node(name=name, objtype="module", signature="", anchor=anchor)
+            return [node]
+        m = _SIG_NAME.match(signatures[0]) if signatures else None
+        if m is None:
+            return super().run()
+        written = m.group(1)
+        prefix = ".".join(p for p in (st.module, *st.classes) if p)
+        # `.. method:: Path.read_text` under `currentmodule:: pathlib` -> pathlib.Path.read_text;
+        # an already qualified name keeps its module.
+        if st.module and written.startswith(st.module + "."):
+            name = written
+        else:
+            name = f"{prefix}.{written}" if prefix else written
+        node = api_node(
+            name=name, objtype=objtype, signature=signatures[0].strip(), anchor=name,
+        )  # fmt: skip
+        if "no-index" not in self.options and "noindex" not in self.options:
+            st.doc.objects.append(
+                ApiObject(name, objtype, signatures[0].strip(), name, self.lineno)
+            )
+        if self.content:
+            pushed = objtype in _CLASSLIKE
+            if pushed:
+                st.classes.append(name[len(prefix) + 1 :] if prefix else name)
+            try:
+                self.state.nested_parse(self.content, self.content_offset, node)
+            finally:
+                if pushed:
+                    st.classes.pop()
+        return [node]
+
+
+@dataclass
+class _ParseState:
+    doc: RstDoc
+    module: str = ""
+    classes: list[str] = field(default_factory=list)
+    highlight: str = "python"
+
+
+def _state(d: Directive) -> _ParseState:
+    return d.state.document.settings.cogitave_state  # type: ignore[no-any-return]
+
+
+def _xref_role(
+    name: str,
+    rawtext: str,
+    text: str,
+    lineno: int,
+    inliner: Inliner,
+    options: dict[str, Any] | None = None,
+    content: list[str] | None = None,
+) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+    st: _ParseState = inliner.document.settings.cogitave_state
+    role = name.lower().removeprefix("py:")
+    text = utils.unescape(text)
+    m = _REF_TARGET.match(text)
+    title, target = (m.group(1), m.group(2)) if m else ("", text)
+    node = xref_node(rawtext, title or target.strip().lstrip("~!"))
+    role = role.removeprefix("std:")
+    node["role"] = role if role in ("ref", "doc", "term") else f"py:{role}"
+    node["target"] = target.strip()
+    node["title"] = title
+    node["module"] = st.module
+    node["klass"] = ".".join(st.classes)
+    node["line"] = lineno
+    return [node], []
+
+
+def _text_role(
+    name: str,
+    rawtext: str,
+    text: str,
+    lineno: int,
+    inliner: Inliner,
+    options: dict[str, Any] | None = None,
+    content: list[str] | None = None,
+) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+    # Unknown roles (`:c:func:`, `:envvar:`, `:pep:`...) keep their text, shown as code.
+    text = utils.unescape(text)
+    m = _REF_TARGET.match(text)
+    return [nodes.literal(rawtext, m.group(1) or m.group(2) if m else text)], []
+
+
+def _directive_for(name: str) -> type[Directive]:
+    bare = name.removeprefix("py:")
+    if name.startswith("py:") or (bare in PY_OBJECTS and ":" not in name):
+        if bare in PY_OBJECTS:
+            return _PyObject
+    if name in ("module", "currentmodule", "py:module", "py:currentmodule"):
+        return _PyObject if bare == "module" else _Dropped
+    if name == "toctree":
+        return _Toctree
+    if name == "glossary":
+        return _Glossary
+    if name in _CODE_DIRECTIVES or name in _TEST_CODE:
+        return _Code
+    if name == "literalinclude":
+        return _LiteralInclude
+    if name in _LABELLED:
+        return _Labelled
+    if name in _DROPPED:
+        return _Dropped
+    return _Generic
+
+
+@contextmanager
+def _sphinx_lookups() -> Iterator[None]:
+    """Route directive and role lookups through the Sphinx-aware tables for one parse."""
+    # docutils looks both up through module functions, which is also how Sphinx extends it;
+    # the lock keeps concurrent parses from seeing each other's patch.
+    orig_directive, orig_role = directives.directive, roles.role
+
+    def directive(name: str, language: Any, document: Any) -> tuple[Any, list[Any]]:
+        low = name.lower()
+        if low in _DOCUTILS_KEPT:
+            found, _ = orig_directive(name, language, document)
+            if found is not None:
+                return found, []
+        return _directive_for(low), []
+
+    def role(name: str, language: Any, lineno: int, reporter: Any) -> tuple[Any, list[Any]]:
+        low = name.lower()
+        bare = low.removeprefix("py:")
+        if low in ("ref", "doc", "term", "std:ref", "std:doc", "std:term") or (
+            bare in PY_ROLES and (low.startswith("py:") or ":" not in low)
+        ):
+            return _xref_role, []
+        found, messages = orig_role(name, language, lineno, reporter)
+        return (found, messages) if found is not None else (_text_role, [])
+
+    with _LOCK:
+        directives.directive, roles.role = directive, role  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            directives.directive, roles.role = orig_directive, orig_role  # type: ignore[assignment]
+
+
+def parse_rst(text: str, docname: str, source: str = "<rst>") -> RstDoc:
+    """Parse one page; never raises on markup (problems stay in the doctree, unreported)."""
+    settings = frontend.get_default_settings(Parser)
+    settings.report_level = 5  # keep docutils quiet: the report lists what matters
+    settings.halt_level = 5
+    settings.warning_stream = False
+    settings.file_insertion_enabled = False
+    settings.raw_enabled = False
+    settings.line_length_limit = 1_000_000
+    settings.syntax_highlight = "none"
+    document = utils.new_document(source, settings)
+    doc = RstDoc(docname, document)
+    settings.cogitave_state = _ParseState(doc)
+    with _sphinx_lookups():
+        Parser().parse(text, document)
+    document.transformer.populate_from_components([])
+    _apply_transforms(document)
+    _collect_labels(doc)
+    return doc
+
+
+def _apply_transforms(document: nodes.document) -> None:
+    # Substitutions, hyperlink targets and section ids: the parts of docutils' standard
+    # transforms that change what a reader sees.
+    from docutils.transforms import references
+
+    for transform in (
+        references.Substitutions,
+        references.PropagateTargets,
+        references.AnonymousHyperlinks,
+        references.IndirectHyperlinks,
+        references.ExternalTargets,
+        references.InternalTargets,
+    ):
+        try:
+            transform(document).apply()
+        except Exception:
+            continue
+
+
+def _collect_labels(doc: RstDoc) -> None:
+    title_node = next(iter(doc.doctree.findall(nodes.title)), None)
+    doc.title = title_node.astext().strip() if title_node is not None else ""
+    first_section = next(iter(doc.doctree.findall(nodes.section)), None)
+    for section in doc.doctree.findall(nodes.section):
+        title = section[0].astext().strip() if section.children else ""
+        anchor = "" if section is first_section else section["ids"][0] if section["ids"] else ""
+        for name in section["names"]:
+            doc.labels.setdefault(name, (anchor, title))
+        for i in section["ids"]:
+            doc.labels.setdefault(i, (anchor, title))
+    # Labels on other targets (`.. _x:` before a paragraph or a code block): the section holding it.
+    for target in doc.doctree.findall(nodes.target):
+        if target.get("refuri"):
+            continue
+        for name in target["names"]:
+            parent = target.parent
+            while parent is not None and not isinstance(parent, nodes.section):
+                parent = parent.parent
+            if parent is None:
+                continue
+            anchor = "" if parent is first_section else (parent["ids"] or [""])[0]
+            title = parent[0].astext().strip() if parent.children else ""
+            doc.labels.setdefault(name, (anchor, title))
+
+
+# -- Markdown rendering -------------------------------------------------------------------
+_ESCAPE = re.compile(r"([\\`*\[\]<])")
+_UNDERSCORE = re.compile(r"(?<![\w])_|_(?![\w])")
+
+
+def _escape(text: str) -> str:
+    text = _ESCAPE.sub(r"\\\1", text)
+    text = _UNDERSCORE.sub(r"\\_", text)
+    return re.sub(r"^(\s*)([#>+-]|\d+\.)(\s)", r"\1\\\2\3", text, flags=re.M)
+
+
+@dataclass
+class Rendered:
+    """A page's Markdown, with the API objects and anchors placed under its headings."""
+
+    markdown: str
+    anchors: list[tuple[str, int]] = field(default_factory=list)  # (id, heading index)
+    api: list[tuple[ApiObject, int, str]] = field(default_factory=list)  # (obj, heading, md)
+    unresolved: list[tuple[Xref, str]] = field(default_factory=list)  # (xref, reason)
+    resolved: list[Xref] = field(default_factory=list)
+
+
+class _Renderer:
+    def __init__(self, doc: RstDoc, lookup: XrefLookup, read_include: IncludeReader) -> None:
+        self.doc = doc
+        self.lookup = lookup
+        self.read_include = read_include
+        self.headings = -1
+        self.out = Rendered("")
+        self.objects = {o.anchor: o for o in doc.objects}
+
+    def render(self) -> Rendered:
+        blocks = self.blocks(self.doc.doctree.children, 0)
+        self.out.markdown = "\n\n".join(b for b in blocks if b.strip()) + "\n"
+        return self.out
+
+    # block level ------------------------------------------------------------------------
+    def blocks(self, children: list[nodes.Node], depth: int) -> list[str]:
+        out: list[str] = []
+        for child in children:
+            out.extend(self.block(child, depth))
+        return out
+
+    def block(self, node: nodes.Node, depth: int) -> list[str]:
+        if isinstance(node, nodes.Element) and not isinstance(node, nodes.section | api_node):
+            # Labelled paragraphs, glossary terms...: their ids land on the enclosing section.
+            self.out.anchors.extend((i, max(self.headings, 0)) for i in node.get("ids", ()))
+            if isinstance(node, nodes.definition_list):
+                for term in node.findall(nodes.term):
+                    self.out.anchors.extend((i, max(self.headings, 0)) for i in term["ids"])
+        if isinstance(node, nodes.section):
+            return self.section(node, depth + 1)
+        if isinstance(node, nodes.title | nodes.subtitle):
+            return [f"**{self.inline(node)}**"]
+        if isinstance(node, nodes.paragraph):
+            return [self.inline(node)]
+        if isinstance(node, nodes.doctest_block):
+            return [self.fence(node.astext(), "pycon")]
+        if isinstance(node, nodes.literal_block):
+            language = node.get("language") or self._classes_language(node)
+            return [self.fence(node.astext(), language or "text")]
+        if isinstance(node, include_node):
+            found = self.read_include(self.doc.docname, node["path"])
+            if found is None:
+                return []
+            code, language = found
+            return [self.fence(_lines(code, node["lines"]), node["language"] or language)]
+        if isinstance(node, nodes.bullet_list | nodes.enumerated_list):
+            return [self.list(node, isinstance(node, nodes.enumerated_list))]
+        if isinstance(node, nodes.definition_list):
+            items = []
+            for item in node.children:
+                term = " ".join(self.inline(c) for c in item.children if isinstance(c, nodes.term))
+                body = [
+                    b
+                    for c in item.children
+                    if isinstance(c, nodes.definition)
+                    for b in self.blocks(c.children, depth)
+                ]
+                items.append(f"**{term}**\n" + _indent("\n\n".join(body), ": ", "  "))
+            return items
+        if isinstance(node, nodes.field_list):
+            rows = []
+            for f in node.children:
+                name = self.inline(f[0]) if f.children else ""
+                body = " ".join(self.blocks(f[1].children, depth)) if len(f.children) > 1 else ""
+                rows.append(f"- **{name}**: {body}")
+            return ["\n".join(rows)]
+        if isinstance(node, nodes.Admonition):
+            label = node.tagname.replace("_", " ").capitalize()
+            inner = self.blocks(node.children, depth)
+            if node.tagname == "admonition" and inner:
+                label, inner = inner[0].strip("*"), inner[1:]
+            body = "\n\n".join(inner)
+            return [_indent(f"**{label}:**\n\n{body}", "> ", "> ")]
+        if isinstance(node, nodes.block_quote):
+            return [_indent("\n\n".join(self.blocks(node.children, depth)), "> ", "> ")]
+        if isinstance(node, nodes.line_block):
+            return ["  \n".join(self.inline(line) for line in node.findall(nodes.line))]
+        if isinstance(node, nodes.table):
+            return [self.table(node)]
+        if isinstance(node, api_node):
+            return self.api(node, depth)
+        if isinstance(node, nodes.comment | nodes.system_message | nodes.target | toctree_node):
+            return []
+        if isinstance(node, nodes.image | nodes.raw | nodes.substitution_definition):
+            return []
+        if isinstance(node, nodes.Text):
+            return [_escape(node.astext())]
+        if isinstance(node, nodes.Element):
+            return self.blocks(node.children, depth)
+        return []
+
+    def section(self, node: nodes.section, level: int) -> list[str]:
+        self.headings += 1
+        title = self.inline(node[0]) if node.children else ""
+        ids = list(node["ids"])
+        anchor = ids[0] if ids else ""
+        for extra in ids[1:]:
+            self.out.anchors.append((extra, self.headings))
+        level = min(level, 6)
+        attr = f" {{ #{anchor} }}" if anchor and level > 1 else ""
+        head = f"{'#' * level} {title}{attr}"
+        return [head, *self.blocks(node.children[1:], level)]
+
+    def api(self, node: api_node, depth: int) -> list[str]:
+        obj = self.objects.get(node["anchor"]) or ApiObject(
+            node["name"], node["objtype"], node["signature"], node["anchor"], 0
+        )
+        self.out.anchors.append((node["anchor"], max(self.headings, 0)))
+        if node["objtype"] == "module":
+            return []
+        sig = node["signature"]
+        kind = "" if node["objtype"] in ("function", "method", "data") else node["objtype"] + " "
+        head = f"`{kind}{sig}`"
+        body = self.blocks(node.children, depth)
+        md = "\n\n".join([head, *(b for b in body if b.strip())])
+        self.out.api.append((obj, max(self.headings, 0), md))
+        return [head, *body]
+
+    def list(self, node: nodes.Element, ordered: bool) -> str:
+        items = []
+        for n, item in enumerate(node.children, 1):
+            marker = f"{n}. " if ordered else "- "
+            body = "\n\n".join(self.blocks(item.children, 0))
+            items.append(_indent(body, marker, " " * len(marker)))
+        return "\n".join(items)
+
+    def table(self, node: nodes.table) -> str:
+        rows: list[list[str]] = []
+        for row in node.findall(nodes.row):
+            rows.append(
+                [
+                    " ".join(self.blocks(e.children, 0)).replace("\n", " ").replace("|", "\\|")
+                    for e in row.children
+                ]  # fmt: skip
+            )
+        if not rows:
+            return ""
+        width = max(len(r) for r in rows)
+        rows = [r + [""] * (width - len(r)) for r in rows]
+        lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
+        lines.extend("| " + " | ".join(r) + " |" for r in rows[1:])
+        return "\n".join(lines)
+
+    @staticmethod
+    def fence(code: str, language: str) -> str:
+        ticks = "```"
+        while ticks in code:
+            ticks += "`"
+        return f"{ticks}{language}\n{code.rstrip()}\n{ticks}"
+
+    @staticmethod
+    def _classes_language(node: nodes.Element) -> str:
+        classes = [c for c in node.get("classes", []) if c not in ("code", "literal-block")]
+        return classes[0] if classes else "python"
+
+    # inline level -----------------------------------------------------------------------
+    def inline(self, node: nodes.Node) -> str:
+        parts: list[str] = []
+        for child in node.children if isinstance(node, nodes.Element) else [node]:
+            parts.append(self.inline_one(child))
+        return "".join(parts).strip() if isinstance(node, nodes.paragraph) else "".join(parts)
+
+    def inline_one(self, node: nodes.Node) -> str:
+        if isinstance(node, nodes.Text):
+            return _escape(node.astext())
+        if isinstance(node, nodes.literal):
+            return _code(node.astext())
+        if isinstance(node, nodes.emphasis):
+            return f"*{self.inline(node)}*"
+        if isinstance(node, nodes.strong):
+            return f"**{self.inline(node)}**"
+        if isinstance(node, xref_node):
+            return self.xref(node)
+        if isinstance(node, nodes.reference):
+            text = self.inline(node)
+            uri = node.get("refuri") or (f"#{node['refid']}" if node.get("refid") else "")
+            return f"[{text}]({uri})" if uri else text
+        if isinstance(node, nodes.target | nodes.system_message | nodes.footnote_reference):
+            return ""
+        if isinstance(node, nodes.image):
+            return ""
+        if isinstance(node, nodes.Element):
+            return self.inline(node)
+        return ""
+
+    def xref(self, node: xref_node) -> str:
+        role, target, title = node["role"], node["target"], node["title"]
+        plain = role.startswith("py:") and target.startswith("!")
+        target = target.lstrip("!")
+        shown_target = target.lstrip("~")
+        if role.startswith("py:") and target.startswith("~"):
+            shown_target = shown_target.rsplit(".", 1)[-1]
+        if role.startswith("py:") and role in ("py:func", "py:meth") and not title:
+            shown_target = shown_target if shown_target.endswith(")") else shown_target + "()"
+        xref = Xref(role, target.lstrip("~"), node["module"], node["klass"], node["line"])
+        found = None if plain else self.lookup(xref)
+        if found is None:
+            if not plain:
+                self.out.unresolved.append((xref, ""))
+            return (title and _escape(title)) or _code(shown_target)
+        self.out.resolved.append(xref)
+        url, default = found
+        text = _escape(title) if title else (_escape(default) if role == "doc" or (
+            role == "ref" and default) else _code(shown_target))  # fmt: skip
+        return f"[{text}]({url})"
+
+
+def render_markdown(doc: RstDoc, lookup: XrefLookup, read_include: IncludeReader) -> Rendered:
+    """The page as Markdown (headings with ``{ #id }``, fenced code, lists, links resolved)."""
+    return _Renderer(doc, lookup, read_include).render()
+
+
+def _code(text: str) -> str:
+    text = text.replace("\n", " ")
+    ticks = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _indent(text: str, first: str, rest: str) -> str:
+    lines = text.split("\n")
+    return "\n".join(
+        (first if i == 0 else rest if line else rest.rstrip()) + line
+        for i, line in enumerate(lines)
+    )
+
+
+def _lines(code: str, spec: str) -> str:
+    """Sphinx ``:lines: 1-3,7`` selection (1-based, inclusive)."""
+    if not spec.strip():
+        return code
+    src = code.split("\n")
+    out: list[str] = []
+    for part in spec.split(","):
+        a, dash, b = part.strip().partition("-")
+        try:
+            start = int(a) if a else 1
+            end = int(b) if b else (len(src) if dash else start)
+        except ValueError:
+            return code
+        out.extend(src[start - 1 : end])
+    return "\n".join(out)
+
+
+def find_py_object(objects: dict[str, Any], target: str, module: str, klass: str) -> str | None:
+    """Sphinx's Python-domain lookup: exact, then in the current class and module; a leading
+    ``.`` searches by suffix."""
+    target = target.removesuffix("()")
+    if target.startswith("."):
+        name = target[1:]
+        for cand in (f"{module}.{klass}.{name}", f"{module}.{name}", f"{klass}.{name}", name):
+            if cand.strip(".") in objects and ".." not in cand.strip("."):
+                return cand.strip(".")
+        tails = [o for o in objects if o.endswith("." + name)]
+        return tails[0] if len(tails) == 1 else None
+    cands = [target]
+    if klass:
+        cands.append(f"{klass}.{target}")
+        if module:
+            cands.append(f"{module}.{klass}.{target}")
+    if module:
+        cands.append(f"{module}.{target}")
+    for cand in cands:
+        if cand in objects:
+            return cand
+    return None
