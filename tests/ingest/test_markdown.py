@@ -186,7 +186,9 @@ def test_mkdocs_pages_sections_and_anchors(mkdocs_tree: Path) -> None:
     # site_url makes URLs absolute; content is the Markdown without front matter.
     assert page.meta["url"] == "https://demo.example.com/tutorial/first/"
     assert page.meta["path"] == "docs/tutorial/first.md"
-    assert page.content is not None and page.content.startswith("# First steps { #first }\n\nIntro text")
+    assert page.content is not None and page.content.startswith(
+        "# First steps { #first }\n\nIntro text"
+    )
     # Custom `{ #id }` anchors, nested headings, h4 sections, h5 folded into its section.
     install = nodes["tutorial/first#install-it"]
     assert install.kind == "section" and install.dims["title"] == "Install it"

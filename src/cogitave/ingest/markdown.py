@@ -55,7 +55,7 @@ from cogitave.ingest.md_frontmatter import (
     split_front_matter,
     strings,
 )
-from cogitave.ingest.md_includes import expand, expand_snippets
+from cogitave.ingest.md_includes import expand, expand_snippets, tidy
 from cogitave.ingest.md_layout import (
     INDEX_STEMS,
     RST_SUFFIXES,
@@ -304,7 +304,7 @@ class _Builder:
                 "description": "\n".join(desc),
                 "keywords": ", ".join(keywords),
             },
-            self._expanded(page, page.front.body.strip("\n")),
+            self._expanded(page, self._page_markdown(page)),
             meta,
         )
         for i, h in enumerate(parsed.headings):
@@ -330,6 +330,12 @@ class _Builder:
             self._code_sample(page, n, block)
         sphinx.api_nodes(self, page)
 
+    @staticmethod
+    def _page_markdown(page: _Page) -> str:
+        """The page's Markdown; a title kept in front matter becomes its first heading."""
+        body = page.front.body.strip("\n")
+        return body if page.parsed.title else f"# {page.title}\n\n{body}"
+
     def _heading_trail(self, page: _Page, i: int) -> list[str]:
         """Titles of the sections from the page down to heading ``i`` (included)."""
         out: list[str] = []
@@ -350,7 +356,7 @@ class _Builder:
     def _expanded(self, page: _Page, markdown: str) -> str:
         """Markdown with include directives replaced by the included text."""
         hugo = self.site.shape == "hugo"
-        return expand(markdown, lambda p: self._read_include(page.file, p), hugo=hugo)
+        return tidy(expand(markdown, lambda p: self._read_include(page.file, p), hugo=hugo))
 
     def _read_include(self, file: Path, written: str) -> tuple[str, str] | None:
         """(text, language) of a file an include names, searched like :meth:`_include`."""
@@ -575,11 +581,16 @@ class _Builder:
 
     def _weight_sequences(self, key: str) -> None:
         # Section pages are left out: their weights order a site menu, not a lesson sequence.
-        groups: dict[str, list[tuple[int, str, str]]] = {}
+        groups: dict[str, list[tuple[float, str, str]]] = {}
         for page in self.pages.values():
             weight = page.front.data.get(key)
-            if isinstance(weight, int) and not isinstance(weight, bool) and not is_index(page.rel):
-                parent = self._folder_parent(page) or ""
+            if isinstance(weight, int | float) and not isinstance(weight, bool):
+                if is_index(page.rel):
+                    continue
+                if self.site.shape == "hugo":
+                    parent = self._folder_parent(page) or ""
+                else:  # Docusaurus orders a folder's pages (a sidebar category)
+                    parent = posixpath.dirname(page.rel)
                 groups.setdefault(parent, []).append((weight, page.title.lower(), page.uid))
         for members in groups.values():
             ordered = [uid for _, _, uid in sorted(members)]

@@ -157,3 +157,25 @@ def _hugo_line(line: str, read: Reader) -> str:
     if _HUGO_CODE_CLOSE.match(line):
         return "```"
     return _HUGO_SHORTCODE.sub("", line)
+
+
+def tidy(markdown: str) -> str:
+    """Runs of blank lines (left by removed markup) collapsed to one, outside code fences."""
+    out: list[str] = []
+    fence: str | None = None
+    blank = 0
+    for line in markdown.split("\n"):
+        f = _FENCE.match(line)
+        if fence is None and f:
+            fence = f.group(1)
+        elif fence is not None and f and f.group(1)[0] == fence[0]:
+            fence = None
+        elif fence is None and not line.strip():
+            blank += 1
+            if blank > 1:
+                continue
+            out.append("")
+            continue
+        blank = 0
+        out.append(line)
+    return "\n".join(out).strip("\n")

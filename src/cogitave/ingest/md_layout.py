@@ -88,9 +88,9 @@ def _walk(root: Path, suffixes: tuple[str, ...], skip_partials: bool = False) ->
         if skip_partials:
             dirnames[:] = [d for d in dirnames if not d.startswith("_")]
         for name in filenames:
-            if name.endswith(suffixes) and not name.startswith("."):
-                if not (skip_partials and name.startswith("_")):
-                    yield Path(dirpath) / name
+            partial = skip_partials and name.startswith("_")
+            if name.endswith(suffixes) and not name.startswith(".") and not partial:
+                yield Path(dirpath) / name
 
 
 def count_pages(root: Path) -> dict[str, int]:
@@ -286,7 +286,7 @@ def page_url(shape: Shape, rel: str, front: Mapping[str, Any], site: Site | None
 
 
 def _app_url(shape: Shape, stem: str, front: Mapping[str, Any], site: Site | None) -> str:
-    base = site.route_base if site else ""
+    base = site.route_base.rstrip("/") if site else ""
     parts = stem.split("/")
     if shape == "docusaurus":
         parts = [_NUMBER_PREFIX.sub("", p) for p in parts]

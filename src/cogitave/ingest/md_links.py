@@ -187,7 +187,10 @@ class LinkResolver:
     def _find(self, path: str, src: PageRef) -> str | None:
         here = posixpath.dirname(src.rel)
         if path.lower().endswith(MD_SUFFIXES):
-            return self._file(path if path.startswith("/") else posixpath.join(here, path))
+            hit = self._file(path if path.startswith("/") else posixpath.join(here, path))
+            if hit is None and self.shape == "docusaurus":
+                hit = self._file(path)  # Docusaurus also resolves file paths from the docs root
+            return hit
         hit = self.by_url.get(self._url_key(path, src))
         if hit is not None:
             return hit

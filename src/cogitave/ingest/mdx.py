@@ -39,9 +39,9 @@ def to_markdown(text: str, *, mdx: bool = True) -> str:
         m = _FENCE.match(line)
         if fence is not None:
             out.append(line)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                if not line.strip()[len(m.group(1)) :].strip():
-                    fence = None
+            closes = m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
+            if closes and not line.strip()[len(m.group(1)) :].strip():
+                fence = None
             continue
         if skipping == "import":
             depth += line.count("{") - line.count("}")

@@ -141,7 +141,8 @@ class _Generic(Directive):
     optional_arguments = 99
     final_argument_whitespace = True
     has_content = True
-    option_spec: ClassVar[dict[str, Any]] = _AnyOptions()
+    # Not empty: docutils only parses options when the spec is truthy.
+    option_spec: ClassVar[dict[str, Any]] = _AnyOptions(name=directives.unchanged)
 
     def run(self) -> list[nodes.Node]:
         if not self.content:
@@ -153,14 +154,17 @@ class _Generic(Directive):
 
 class _Dropped(_Generic):
     def run(self) -> list[nodes.Node]:
-        if self.name in ("currentmodule", "module") and self.arguments:
-            _state(self).module = self.arguments[0].strip()
+        if self.name in ("currentmodule", "py:currentmodule") and self.arguments:
+            name = self.arguments[0].strip()
+            _state(self).module = "" if name == "None" else name
         if self.name in ("highlight", "highlightlang") and self.arguments:
             _state(self).highlight = self.arguments[0].strip()
         return []
 
 
 class _Labelled(_Generic):
+    optional_arguments = 2
+
     def run(self) -> list[nodes.Node]:
         label = _LABELLED.get(self.name, self.name)
         version, rest = (
@@ -180,6 +184,8 @@ class _Labelled(_Generic):
 
 
 class _Code(_Generic):
+    optional_arguments = 1
+
     def run(self) -> list[nodes.Node]:
         default = "python" if self.name in _TEST_CODE else _state(self).highlight
         language = self.arguments[0].strip() if self.arguments else default
@@ -197,6 +203,8 @@ class _Code(_Generic):
 
 
 class _LiteralInclude(_Generic):
+    optional_arguments = 1
+
     def run(self) -> list[nodes.Node]:
         node = include_node()
         node["path"] = " ".join(self.arguments).strip()
@@ -235,6 +243,8 @@ class _Toctree(_Generic):
 
 
 class _PyObject(_Generic):
+    optional_arguments = 1  # the signatures, one a line
+
     def run(self) -> list[nodes.Node]:
         st = _state(self)
         objtype = PY_OBJECTS[self.name.removeprefix("py:")]
@@ -332,9 +342,8 @@ def _text_role(
 
 def _directive_for(name: str) -> type[Directive]:
     bare = name.removeprefix("py:")
-    if name.startswith("py:") or (bare in PY_OBJECTS and ":" not in name):
-        if bare in PY_OBJECTS:
-            return _PyObject
+    if bare in PY_OBJECTS and (name.startswith("py:") or ":" not in name):
+        return _PyObject
     if name in ("module", "currentmodule", "py:module", "py:currentmodule"):
         return _PyObject if bare == "module" else _Dropped
     if name == "toctree":
@@ -436,18 +445,21 @@ def _collect_labels(doc: RstDoc) -> None:
             doc.labels.setdefault(name, (anchor, title))
         for i in section["ids"]:
             doc.labels.setdefault(i, (anchor, title))
-    # Labels on other targets (`.. _x:` before a paragraph or a code block): the section holding it.
-    for target in doc.doctree.findall(nodes.target):
-        if target.get("refuri"):
+    # Labels on other elements (`.. _x:` before a paragraph, a list, a glossary): after
+    # PropagateTargets the name sits on that element; the link goes to its section.
+    for element in doc.doctree.findall(nodes.Element):
+        if isinstance(element, nodes.section | nodes.document) or not element.get("names"):
             continue
-        for name in target["names"]:
-            parent = target.parent
-            while parent is not None and not isinstance(parent, nodes.section):
-                parent = parent.parent
-            if parent is None:
-                continue
-            anchor = "" if parent is first_section else (parent["ids"] or [""])[0]
-            title = parent[0].astext().strip() if parent.children else ""
+        if isinstance(element, nodes.target) and element.get("refuri"):
+            continue
+        parent = element.parent
+        while parent is not None and not isinstance(parent, nodes.section):
+            parent = parent.parent
+        if parent is None or parent is first_section:
+            anchor, title = "", doc.title
+        else:
+            anchor, title = (parent["ids"] or [""])[0], parent[0].astext().strip()
+        for name in element["names"]:
             doc.labels.setdefault(name, (anchor, title))
 
 
@@ -467,8 +479,9 @@ class Rendered:
     """A page's Markdown, with the API objects and anchors placed under its headings."""
 
     markdown: str
-    anchors: list[tuple[str, int]] = field(default_factory=list)  # (id, heading index)
-    api: list[tuple[ApiObject, int, str]] = field(default_factory=list)  # (obj, heading, md)
+    # (id, anchor of the enclosing section heading; "" for the page itself)
+    anchors: list[tuple[str, str]] = field(default_factory=list)
+    api: list[tuple[ApiObject, str, str]] = field(default_factory=list)  # (obj, section, md)
     unresolved: list[tuple[Xref, str]] = field(default_factory=list)  # (xref, reason)
     resolved: list[Xref] = field(default_factory=list)
 
@@ -478,7 +491,7 @@ class _Renderer:
         self.doc = doc
         self.lookup = lookup
         self.read_include = read_include
-        self.headings = -1
+        self.section_anchor = ""
         self.out = Rendered("")
         self.objects = {o.anchor: o for o in doc.objects}
 
@@ -497,10 +510,11 @@ class _Renderer:
     def block(self, node: nodes.Node, depth: int) -> list[str]:
         if isinstance(node, nodes.Element) and not isinstance(node, nodes.section | api_node):
             # Labelled paragraphs, glossary terms...: their ids land on the enclosing section.
-            self.out.anchors.extend((i, max(self.headings, 0)) for i in node.get("ids", ()))
+            here = self.section_anchor
+            self.out.anchors.extend((i, here) for i in node.get("ids", ()))
             if isinstance(node, nodes.definition_list):
                 for term in node.findall(nodes.term):
-                    self.out.anchors.extend((i, max(self.headings, 0)) for i in term["ids"])
+                    self.out.anchors.extend((i, here) for i in term["ids"])
         if isinstance(node, nodes.section):
             return self.section(node, depth + 1)
         if isinstance(node, nodes.title | nodes.subtitle):
@@ -565,22 +579,24 @@ class _Renderer:
         return []
 
     def section(self, node: nodes.section, level: int) -> list[str]:
-        self.headings += 1
         title = self.inline(node[0]) if node.children else ""
         ids = list(node["ids"])
-        anchor = ids[0] if ids else ""
-        for extra in ids[1:]:
-            self.out.anchors.append((extra, self.headings))
-        level = min(level, 6)
-        attr = f" {{ #{anchor} }}" if anchor and level > 1 else ""
-        head = f"{'#' * level} {title}{attr}"
-        return [head, *self.blocks(node.children[1:], level)]
+        anchor = ids[0] if ids and level > 1 else ""
+        for extra in ids[1:] if level > 1 else ids:
+            self.out.anchors.append((extra, anchor))
+        attr = f" {{ #{anchor} }}" if anchor else ""
+        head = f"{'#' * min(level, 6)} {title or anchor or 'Section'}{attr}"
+        outer, self.section_anchor = self.section_anchor, anchor
+        try:
+            return [head, *self.blocks(node.children[1:], level)]
+        finally:
+            self.section_anchor = outer
 
     def api(self, node: api_node, depth: int) -> list[str]:
         obj = self.objects.get(node["anchor"]) or ApiObject(
             node["name"], node["objtype"], node["signature"], node["anchor"], 0
         )
-        self.out.anchors.append((node["anchor"], max(self.headings, 0)))
+        self.out.anchors.append((node["anchor"], self.section_anchor))
         if node["objtype"] == "module":
             return []
         sig = node["signature"]
@@ -588,7 +604,7 @@ class _Renderer:
         head = f"`{kind}{sig}`"
         body = self.blocks(node.children, depth)
         md = "\n\n".join([head, *(b for b in body if b.strip())])
-        self.out.api.append((obj, max(self.headings, 0), md))
+        self.out.api.append((obj, self.section_anchor, md))
         return [head, *body]
 
     def list(self, node: nodes.Element, ordered: bool) -> str:
@@ -606,7 +622,7 @@ class _Renderer:
                 [
                     " ".join(self.blocks(e.children, 0)).replace("\n", " ").replace("|", "\\|")
                     for e in row.children
-                ]  # fmt: skip
+                ]
             )
         if not rows:
             return ""

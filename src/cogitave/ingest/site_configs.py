@@ -24,7 +24,7 @@ SPHINX_DIRS = ("", "source", "doc", "docs", "Doc", "docs/source", "doc/source")
 
 def _setting(text: str, key: str) -> str | None:
     """``key: 'value'`` (JS/TS object) or ``key = 'value'`` (Python), the first one written."""
-    m = re.search(rf"(?m)^\s*{re.escape(key)}\s*[:=]\s*(['\"`])([^'\"`]*)\1", text)
+    m = re.search(rf"(?m)(?:^|[{{,\s]){re.escape(key)}\s*[:=]\s*(['\"`])([^'\"`]*)\1", text)
     return m.group(2) if m else None
 
 
@@ -54,7 +54,8 @@ def detect_docusaurus(path: Path) -> Site | None:
         site = Site("docusaurus", path, docs_root, "github", config_dir=folder)
         url, base_url = _setting(text, "url") or "", _setting(text, "baseUrl") or "/"
         site.site_url = url.rstrip("/") + "/" + base_url.strip("/") if url else ""
-        site.route_base = "/" + "/".join(p for p in (base_url.strip("/"), route.strip("/")) if p)
+        # Links written in pages and URLs here are below baseUrl, which site_url carries.
+        site.route_base = "/" + route.strip("/") if route.strip("/") else ""
         site.suffixes = (".md", ".mdx")
         site.order_key = "sidebar_position"
         site.group_titles = _category_labels(docs_root)
@@ -99,7 +100,6 @@ def detect_vitepress(path: Path) -> Site | None:
         base = _setting(text, "base") or "/"
         host = _setting(text, "hostname") or ""
         site.site_url = host.rstrip("/") + "/" + base.strip("/") if host else ""
-        site.route_base = "/" + base.strip("/") if base.strip("/") else ""
         site.clean_urls = bool(re.search(r"(?m)^\s*cleanUrls\s*:\s*true", text))
         site.suffixes = (".md",)
         return site

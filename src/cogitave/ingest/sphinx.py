@@ -81,7 +81,8 @@ def render_all(b: _Builder) -> None:
                 b.tally.missing_includes.append(f"{shown}:{line}: {path}")
         markdown = rendered.markdown
         parsed = parse_page(markdown, "sphinx", 0)
-        parsed.terms.extend(rendered.anchors)
+        heading_of = {h.anchor: i for i, h in enumerate(parsed.headings) if h.is_section}
+        parsed.terms.extend((a, heading_of.get(sec, -1)) for a, sec in rendered.anchors)
         front = FrontMatter({}, markdown, 0)
         b._add_page(uid, rel, file, markdown, front, {}, parsed)
         anchors = b.resolver.anchors[uid]
@@ -91,7 +92,7 @@ def render_all(b: _Builder) -> None:
             mine[obj.anchor] = api_uid
             anchors[obj.anchor] = api_uid
         b.api_anchor[uid] = mine
-        b.rst_api[uid] = rendered.api
+        b.rst_api[uid] = [(o, heading_of.get(sec, -1), md) for o, sec, md in rendered.api]
 
 
 def _api_uid(b: _Builder, name: str, page_uid: str) -> str:
