@@ -51,7 +51,7 @@ _DROPPED = (
     "index", "tabularcolumns", "sectionauthor", "moduleauthor", "codeauthor", "toctree-hidden",
     "autosummary", "automodule", "autoclass", "autofunction", "automethod", "autodata",
     "autoattribute", "autoexception", "currentmodule", "highlight", "highlightlang", "default-role",
-    "default-domain", "program", "meta",
+    "default-domain", "program", "meta", "raw", "include",
 )  # fmt: skip
 _LOCK = threading.Lock()
 # docutils' own directives that stay as they are; the rest (``class``, ``code``, ``include``,
