@@ -145,3 +145,33 @@ def test_xref_lookup_and_python_domain_search() -> None:
     assert find_py_object(objects, "f()", "m", "") == "m.f"
     assert find_py_object(objects, ".join", "", "") == "os.path.join"
     assert find_py_object(objects, "nothing", "m", "C") is None
+
+
+def test_sphinx_naming_rules_for_declared_objects() -> None:
+    doc = parse_rst(
+        textwrap.dedent(
+            """
+            .. module:: sys
+
+            .. data:: stdin
+                      stdout
+
+            .. currentmodule:: None
+
+            .. class:: list([iterable])
+
+               .. method:: list.sort(*, key=None)
+               .. method:: append(x)
+
+            .. function:: dumps(obj)
+               :module: json
+            """
+        ),
+        "page",
+    )
+    names = [o.name for o in doc.objects]
+    assert names == ["sys", "sys.stdin", "sys.stdout", "list", "list.sort", "list.append",
+                     "json.dumps"]  # fmt: skip
+    out = render_markdown(doc, lambda x: None, lambda d, p: None)
+    assert sorted(o.name for o, _, _ in out.api) == sorted(names[1:])
+    assert "`stdin`\n`stdout`" in out.markdown

@@ -42,6 +42,7 @@ import itertools
 import os
 import posixpath
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,6 +174,7 @@ class _Builder:
         self.rst: dict[str, tuple[Path, str, RstDoc]] = {}
         self.api_anchor: dict[str, dict[str, str]] = {}  # page uid -> anchor -> api uid
         self.rst_api: dict[str, list[tuple[ApiObject, int, str]]] = {}
+        self.api_refs: Counter[str] = Counter()  # Python-domain roles: resolved / undeclared
 
     # -- pipeline -------------------------------------------------------------------------
     def run(self) -> None:
@@ -660,6 +662,11 @@ class _Builder:
             "seconds": round(seconds, 3),
         }
         stats = self.tally.stats(head, nodes, edge_counts, dropped, [str(p) for p in self.problems])
+        if self.rst:
+            stats["api_refs"] = {
+                "resolved": self.api_refs["resolved"],
+                "undeclared": self.api_refs["undeclared"],
+            }
         stats["nav_missing"] = self.site.nav_missing[:MAX_LISTED]
         stats["notes"] = self.site.notes
         return MarkdownBatch(

@@ -258,34 +258,40 @@ class _PyObject(_Generic):
             st.doc.objects.append(ApiObject(name, "module", name, anchor, self.lineno))
             node = api_node(name=name, objtype="module", signature="", anchor=anchor)
             return [node]
-        m = _SIG_NAME.match(signatures[0]) if signatures else None
-        if m is None:
+        module = str(self.options.get("module") or st.module).strip()
+        klass = st.classes[-1] if st.classes else ""
+        declared: list[tuple[str, str]] = []  # (full name, signature)
+        for sig in signatures:
+            m = _SIG_NAME.match(sig)
+            if m:
+                declared.append((_qualify(m.group(1), module, klass), sig.strip()))
+        if not declared:
             return super().run()
-        written = m.group(1)
-        prefix = ".".join(p for p in (st.module, *st.classes) if p)
-        # `.. method:: Path.read_text` under `currentmodule:: pathlib` -> pathlib.Path.read_text;
-        # an already qualified name keeps its module.
-        if st.module and written.startswith(st.module + "."):
-            name = written
-        else:
-            name = f"{prefix}.{written}" if prefix else written
-        node = api_node(
-            name=name, objtype=objtype, signature=signatures[0].strip(), anchor=name,
-        )  # fmt: skip
+        name, signature = declared[0]
+        node = api_node(name=name, objtype=objtype, signature=signature, anchor=name)
+        node["more"] = declared[1:]
         if "no-index" not in self.options and "noindex" not in self.options:
-            st.doc.objects.append(
-                ApiObject(name, objtype, signatures[0].strip(), name, self.lineno)
-            )
+            for full, sig in declared:
+                st.doc.objects.append(ApiObject(full, objtype, sig, full, self.lineno))
         if self.content:
             pushed = objtype in _CLASSLIKE
-            if pushed:
-                st.classes.append(name[len(prefix) + 1 :] if prefix else name)
+            if pushed:  # the class context, as Sphinx keeps it: the name below the module
+                st.classes.append(name[len(module) + 1 :] if module else name)
             try:
                 self.state.nested_parse(self.content, self.content_offset, node)
             finally:
                 if pushed:
                     st.classes.pop()
         return [node]
+
+
+def _qualify(written: str, module: str, klass: str) -> str:
+    """The full dotted name of an object declared as ``written`` in ``module`` and ``klass``
+    (Sphinx's rule: a name that repeats the class is not prefixed twice)."""
+    rel = written[len(module) + 1 :] if module and written.startswith(module + ".") else written
+    if klass and rel != klass and not rel.startswith(klass + "."):
+        rel = f"{klass}.{rel}"
+    return f"{module}.{rel}" if module else rel
 
 
 @dataclass
@@ -597,14 +603,20 @@ class _Renderer:
             node["name"], node["objtype"], node["signature"], node["anchor"], 0
         )
         self.out.anchors.append((node["anchor"], self.section_anchor))
+        more: list[tuple[str, str]] = node.get("more", [])
+        self.out.anchors.extend((full, self.section_anchor) for full, _ in more)
         if node["objtype"] == "module":
             return []
         sig = node["signature"]
         kind = "" if node["objtype"] in ("function", "method", "data") else node["objtype"] + " "
-        head = f"`{kind}{sig}`"
+        sigs = [sig, *(other for _, other in node.get("more", []))]
+        head = "\n".join(_code(kind + one) for one in sigs)
         body = self.blocks(node.children, depth)
         md = "\n\n".join([head, *(b for b in body if b.strip())])
         self.out.api.append((obj, self.section_anchor, md))
+        for full, sig in more:
+            other = self.objects.get(full) or ApiObject(full, node["objtype"], sig, full, 0)
+            self.out.api.append((other, self.section_anchor, md))
         return [head, *body]
 
     def list(self, node: nodes.Element, ordered: bool) -> str:

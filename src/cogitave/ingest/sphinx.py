@@ -72,7 +72,11 @@ def render_all(b: _Builder) -> None:
 
         rendered = render_markdown(doc, lookup, read)
         shown = b._shown(file)
+        for x in rendered.resolved:
+            b.api_refs["resolved" if x.role.startswith("py:") else "other_resolved"] += 1
         for x, _ in rendered.unresolved:
+            if x.role.startswith("py:"):
+                b.api_refs["undeclared"] += 1
             reason = REASONS.get(x.role, API_REASON)
             b.tally.link(Resolution("unresolved", reason=f"{reason} at {x.target}"),
                          f"{shown}:{x.line}", f":{x.role}:`{x.target}`", "link")  # fmt: skip
