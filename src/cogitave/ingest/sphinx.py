@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from cogitave.ingest.md_frontmatter import FrontMatter
 from cogitave.ingest.md_links import Resolution
 from cogitave.ingest.md_parse import parse_page
-from cogitave.ingest.rst import Xref, find_py_object, render_markdown
+from cogitave.ingest.rst import Xref, find_py_object
+from cogitave.ingest.rst_markdown import render_markdown
 
 if TYPE_CHECKING:
     from cogitave.ingest.markdown import _Builder, _Page
