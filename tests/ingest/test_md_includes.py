@@ -42,6 +42,7 @@ def test_hugo_include_and_code_shortcodes() -> None:
     )
     out = expand(md, read, hugo=True)
     assert out == "Included **text**.\n```toml\n[a]\nb = 1\n```\nNew  thing."
+    assert expand('{{< readfile file="part.md" >}}', read, hugo=True) == "Included **text**."
 
 
 def test_line_ranges_and_tidy() -> None:

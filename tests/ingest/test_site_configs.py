@@ -114,3 +114,18 @@ def test_page_urls_of_each_generator() -> None:
     assert page_url("docusaurus", "a/b.md", {"id": "c"}, docusaurus) == "/docs/a/c"
     assert page_url("sphinx", "library/index.rst.txt", {}) == "/library/index.html"
     assert page_url("nextjs", "learn/index.md", {}) == "/learn"
+
+
+def test_hugo_base_url_from_its_config(tmp_path: Path) -> None:
+    write(tmp_path, "hugo.toml", 'baseURL = "https://gohugo.example/"\ntitle = "x"\n')
+    write(tmp_path, "content/_index.md", "---\ntitle: Home\n---\n")
+    write(tmp_path, "content/docs/a.md", "---\ntitle: A\n---\n## Part\n\nText.\n")
+    nodes = by_uid(read_markdown(tmp_path))
+    assert nodes["docs/a"].meta["url"] == "https://gohugo.example/docs/a/"
+    assert nodes["docs/a#part"].meta["url"] == "https://gohugo.example/docs/a/#part"
+    assert nodes["docs/a"].meta["breadcrumb"] == ["Docs", "A"]
+    yaml_site = tmp_path / "y"
+    write(yaml_site, "config/_default/hugo.yaml", "baseURL: https://y.example/sub/\n")
+    write(yaml_site, "content/b.md", "# B\n")
+    b = by_uid(read_markdown(yaml_site))["b"]
+    assert b.meta["url"] == "https://y.example/sub/b/"

@@ -24,7 +24,9 @@ _SNIPPET_BLOCK = re.compile(r"^\s*-{1,}8<-{1,}\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _LN = re.compile(r"ln\[([\d:,\s]+)\]")
 _HL = re.compile(r"hl\[([\d:,\s]+)\]")
-_HUGO_INCLUDE = re.compile(r"^\s*\{\{[<%]\s*include\s+[\"']([^\"']+)[\"']\s*[>%]\}\}\s*$")
+_HUGO_INCLUDE = re.compile(
+    r"^\s*\{\{[<%]\s*(?:include|readfile)\s+(?:file=)?[\"']([^\"']+)[\"'][^>%]*[>%]\}\}\s*$"
+)
 _HUGO_CODE_OPEN = re.compile(r"^\s*\{\{<\s*(code-toggle|highlight|code)\b([^>]*)>\}\}\s*$")
 _HUGO_CODE_CLOSE = re.compile(r"^\s*\{\{<\s*/\s*(code-toggle|highlight|code)\s*>\}\}\s*$")
 _HUGO_SHORTCODE = re.compile(r"\{\{[<%]\s*/?\s*(?!(?:rel)?ref\b)[\w-]+[^{}]*?[>%]\}\}")

@@ -152,8 +152,43 @@ def _find_mkdocs(path: Path, depth: int = 3) -> Path | None:
     return found[0] if found else None
 
 
+HUGO_CONFIGS = tuple(
+    f"{folder}{name}.{ext}"
+    for folder in ("", "config/_default/")
+    for name in ("hugo", "config")
+    for ext in ("toml", "yaml", "yml", "json")
+)
+
+
+def hugo_base_url(base: Path) -> str:
+    """``baseURL`` from the site's Hugo config (hugo.toml/yaml/json, config.*), or ''."""
+    import json
+    import tomllib
+
+    for name in HUGO_CONFIGS:
+        file = base / name
+        if not file.is_file():
+            continue
+        try:
+            text = file.read_text(encoding="utf-8")
+            data = (
+                tomllib.loads(text) if name.endswith("toml")
+                else json.loads(text) if name.endswith("json")
+                else load_yaml(text)
+            )  # fmt: skip
+        except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
+            continue
+        if isinstance(data, Mapping):
+            url = data.get("baseURL") or data.get("baseurl")
+            if isinstance(url, str) and url.strip():
+                return url.strip()
+    return ""
+
+
 def _hugo(base: Path, content: Path) -> Site:
     site = Site("hugo", base, content, "github")
+    # The content folder given directly: the config is in the site folder above it.
+    site.site_url = hugo_base_url(base) or (hugo_base_url(base.parent) if base == content else "")
     # Multilingual sites keep one content folder per language (content/en/...): URLs have no
     # language prefix, so read one language (English when present) as the root.
     if not any(p.suffix in MD_SUFFIXES for p in content.iterdir() if p.is_file()):
