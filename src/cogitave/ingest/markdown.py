@@ -1,28 +1,42 @@
-"""Markdown documentation trees (MkDocs, Hugo, a plain folder) -> a knowledge graph.
+"""Documentation trees -> a knowledge graph: MkDocs, Hugo, Docusaurus, VitePress, Next.js
+content folders, Sphinx (sources or a built tree's ``_sources``) and plain folders of Markdown,
+MDX or reStructuredText.
 
-:func:`read_markdown` detects the shape (see :mod:`cogitave.ingest.md_layout`), parses each page
-with markdown-it-py and returns a :class:`MarkdownBatch` of nodes and out-edges plus a report.
+:func:`read_markdown` detects the shape (see :mod:`cogitave.ingest.md_layout` and
+:mod:`cogitave.ingest.site_configs`), turns MDX into Markdown (:mod:`cogitave.ingest.mdx`) and
+reStructuredText into Markdown (:mod:`cogitave.ingest.sphinx`), parses each page with
+markdown-it-py and returns a :class:`MarkdownBatch` of nodes and out-edges plus a report.
+
+Every page, section, code sample and API object carries ``meta["path"]`` (the source file,
+relative to the folder named), ``meta["url"]`` (absolute when the site's base URL is known or
+given) and ``meta["breadcrumb"]`` (nav groups / folder titles / toctree parents, the page, its
+enclosing sections). ``content`` is clean Markdown: front matter removed, includes expanded
+(:mod:`cogitave.ingest.md_includes`).
 
 Nodes (uid: kind):
 - ``tutorial/path-params``: ``page`` (title, body = the intro before the first section,
-  description, keywords); ``content`` is the raw file; meta ``path``, ``url``, ``aliases``.
+  description, keywords); ``content`` is the page's Markdown; meta also ``aliases``.
 - ``tutorial/path-params#anchor``: ``section`` per h2..h4 (and any h1 after the title), anchors
-  as MkDocs' toc (``{ #custom-id }`` honoured) or GitHub/Hugo slugs; body runs to the next heading
-  of the same or a higher level, so it includes nested sections' text.
+  as the generator makes them (MkDocs' toc with ``{ #custom-id }``, GitHub/Hugo, VitePress,
+  docutils ids); body runs to the next heading of the same or a higher level, so it includes
+  nested sections' text; ``content`` is that slice of Markdown.
 - ``tutorial/path-params#code-3``: ``code_sample`` per fenced block or include (code, title,
   exact ``language``); numbered in page order, a missing include keeps its number.
 - ``src:docs_src/x/tutorial001.py``: ``source_file`` per included file.
 - ``nav:learn/tutorial-user-guide``: ``nav_group`` per MkDocs nav group (an untitled group takes
   the title of its index page).
+- ``pathlib.Path.read_text``: ``api`` per object a Sphinx page declares (dotted name).
 - ``product:<slug>``, ``role:<slug>``, ``skill:<slug>``, ``path:<slug>``: front-matter entities.
 
-Edges: ``partOf`` (section -> parent section/page; code_sample -> section/page; page -> nav
-group, else the nearest folder index page; nav group -> parent group; page -> learning path),
-``xref`` (resolved links; an anchor that exists targets the section), ``implementedBy``
+Edges: ``partOf`` (section -> parent section/page; code_sample and api -> section/page; page ->
+nav group or the page whose toctree lists it, else the nearest folder index page; nav group ->
+parent group; page -> learning path), ``xref`` (resolved links and Sphinx roles; an anchor that
+exists targets the section or API object), ``implementedBy``
 (innermost page/section -> code_sample), ``derivedFrom`` (code_sample -> source_file),
 ``dependsOn`` (front-matter prerequisites, and the reading order: each page depends on the page
-before it in the same MkDocs nav group, or, in Hugo, among the regular pages of a section ordered
-by explicit ``weight``, since that order is how the authors sequence learning), ``appliesTo`` /
+before it in the same MkDocs nav group or Sphinx toctree, or among the regular pages of a Hugo
+section ordered by explicit ``weight`` (a Docusaurus folder by ``sidebar_position``), since
+that order is how the authors sequence learning), ``appliesTo`` /
 ``forRole`` / ``teachesSkill`` (front-matter entities), ``supersededBy`` (front matter -> page).
 
 Front-matter keys are chosen by :class:`FrontMatterMapping` (defaults and TOML form in
