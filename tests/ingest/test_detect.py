@@ -10,7 +10,7 @@ import pytest
 
 from cogitave import Collection
 from cogitave.errors import InputError
-from cogitave.ingest.detect import check_docs, detect_format
+from cogitave.ingest.detect import check_format, detect_format
 from cogitave.ingest.md_layout import detect_site
 from tests.ingest.test_markdown import write
 
@@ -46,10 +46,14 @@ def test_no_documents_names_what_was_looked_for_and_what_fits(tmp_path: Path) ->
     with pytest.raises(InputError, match=r"looked for Markdown.*try --format jsonl"):
         detect_format(tmp_path / "data")
     with pytest.raises(InputError, match=r"no documents for --format markdown.*\.rst"):
-        check_docs(tmp_path / "data", "markdown")
+        check_format(tmp_path / "data", "markdown")
     write(tmp_path, "beir/corpus.jsonl", "{}\n")
     with pytest.raises(InputError, match="try --format beir"):
-        check_docs(tmp_path / "beir", "docs")
+        check_format(tmp_path / "beir", "docs")
+    with pytest.raises(
+        InputError, match=r"no \*\.jsonl .* 2 documentation pages: try --format docs"
+    ):
+        check_format(FIXTURES / "vitepress" / "docs" / "guide", "jsonl")
     with pytest.raises(InputError, match="cannot tell the format"):
         detect_format(write(tmp_path, "notes.csv", "a,b\n"))
 

@@ -48,11 +48,23 @@ def has_pages(path: Path) -> bool:
     return counts["markdown"] + counts["rst"] > 0
 
 
-def check_docs(path: Path, fmt: str) -> None:
-    """Refuse a docs format for a folder without pages, suggesting the format that fits."""
-    if path.is_dir() and not any(path.glob("mkdocs.y*ml")) and not has_pages(path):
+def check_format(path: Path, fmt: str) -> None:
+    """Refuse a format for a folder that holds nothing of it, suggesting the format that fits."""
+    if not path.is_dir():
+        return
+    if fmt in DOC_FORMATS:
+        if not any(path.glob("mkdocs.y*ml")) and not has_pages(path):
+            raise InputError(
+                f"no documents for --format {fmt} in {path}: looked for {LOOKED_FOR}{_hint(path)}"
+            )
+        return
+    wanted = {"jsonl": "*.jsonl", "beir": "corpus.jsonl"}.get(fmt)
+    if wanted and not any(path.glob(wanted)) and has_pages(path):
+        counts = count_pages(path)
         raise InputError(
-            f"no documents for --format {fmt} in {path}: looked for {LOOKED_FOR}{_hint(path)}"
+            f"no {wanted} in {path} for --format {fmt}: it holds "
+            f"{counts['markdown'] + counts['rst']} documentation pages: try --format docs "
+            "(or leave --format out)"
         )
 
 

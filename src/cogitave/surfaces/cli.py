@@ -66,10 +66,10 @@ def _read_source(
     from cogitave.schema import Schema
 
     schema = Schema.load(schema_file) if schema_file else None
-    if fmt == "auto":
-        from cogitave.ingest.detect import detect_format
+    from cogitave.ingest.detect import check_format, detect_format
 
-        fmt = detect_format(source)
+    fmt = detect_format(source) if fmt == "auto" else fmt
+    check_format(source, fmt)
     if fmt == "jsonl":
         from cogitave.ingest.jsonl import read_jsonl
 
@@ -84,11 +84,9 @@ def _read_source(
         return read_corpus(source)
     if fmt in ("docs", "markdown"):
         try:
-            from cogitave.ingest.detect import check_docs
             from cogitave.ingest.markdown import read_markdown
         except ImportError as e:  # pragma: no cover - depends on the install
             raise InputError("docs ingestion is not available in this build") from e
-        check_docs(source, fmt)
         return read_markdown(source, schema, base_url=base_url)
     raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
 
