@@ -129,3 +129,16 @@ def test_hugo_base_url_from_its_config(tmp_path: Path) -> None:
     write(yaml_site, "content/b.md", "# B\n")
     b = by_uid(read_markdown(yaml_site))["b"]
     assert b.meta["url"] == "https://y.example/sub/b/"
+
+
+def test_sphinx_with_myst_reads_markdown_pages_too(tmp_path: Path) -> None:
+    write(tmp_path, "docs/conf.py", 'extensions = ["myst_parser"]\n')
+    write(tmp_path, "docs/index.rst", "Home\n====\n\nSee :doc:`guide`.\n")
+    write(tmp_path, "docs/guide.md", "# Guide\n\n## Part\n\nText.\n")
+    write(tmp_path, "docs/_build/html/index.html", "<html></html>\n")
+    batch = read_markdown(tmp_path)
+    nodes = by_uid(batch)
+    assert batch.stats["shape"] == "sphinx"
+    assert nodes["guide"].meta["url"] == "/guide.html"
+    assert nodes["guide#part"].meta["url"] == "/guide.html#part"
+    assert edges_of(nodes["index"], "xref") == ["guide"]

@@ -125,8 +125,9 @@ def detect_sphinx(path: Path) -> Site | None:
         folder = path / rel if rel else path
         if (folder / "conf.py").is_file():
             site = Site("sphinx", path, folder, "sphinx", config_dir=folder)
-            site.suffixes = (".rst",)
             conf = _read(folder / "conf.py")
+            # MyST sites mix Markdown pages in; they follow the same .html URLs.
+            site.suffixes = (".rst", ".md") if "myst" in conf else (".rst",)
             site.site_url = _setting(conf, "html_baseurl") or ""
             master = _setting(conf, "master_doc") or _setting(conf, "root_doc") or "index"
             site.root_doc = master

@@ -44,8 +44,12 @@ def render_all(b: _Builder) -> None:
             objects.setdefault(obj.name, (uid, obj.anchor))
     titles = {uid: doc.title for uid, (_, _, doc) in b.rst.items()}
 
+    # Markdown pages of the tree (MyST) are already read: `:doc:` may name them too.
+    titles.update({uid: page.title for uid, page in b.pages.items()})
+
     def url_of(uid: str, anchor: str = "") -> str:
-        url = b.site.url_of(b.rst[uid][1], {})
+        rel = b.rst[uid][1] if uid in b.rst else b.pages[uid].rel
+        url = b.site.url_of(rel, {})
         return b._absolute(url) + (f"#{anchor}" if anchor else "")
 
     for uid, (file, rel, doc) in b.rst.items():
@@ -61,7 +65,7 @@ def render_all(b: _Builder) -> None:
                     name = target.lstrip("/")
                 else:
                     name = posixpath.normpath(posixpath.join(posixpath.dirname(here), target))
-                return (url_of(name), titles[name]) if name in b.rst else None
+                return (url_of(name), titles[name]) if name in titles else None
             name = find_py_object(objects, x.target, x.module, x.klass)
             if name is None:
                 return None
@@ -137,7 +141,7 @@ def api_nodes(b: _Builder, page: _Page) -> None:
 def toctree_edges(b: _Builder, placed: set[str]) -> None:
     """``partOf`` and ``dependsOn`` from toctrees; breadcrumbs along the toctree chain."""
     parent: dict[str, tuple[str, str]] = {}  # child -> (parent uid, caption)
-    names = sorted(b.rst)
+    names = sorted(b.pages)
     for uid, (_, _, doc) in b.rst.items():
         for tree in doc.toctrees:
             previous: str | None = None
