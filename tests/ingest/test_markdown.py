@@ -418,12 +418,12 @@ def test_hugo_tree(hugo_tree: Path) -> None:
     nodes = by_uid(batch)
     assert batch.stats["shape"] == "hugo"
     section = nodes["functions/_index"]
-    assert section.meta["url"] == "/functions/"
+    assert section.meta["url"] == "https://example.org/functions/"  # baseURL of hugo.toml
     assert section.meta["aliases"] == ["/layout/functions/"]
     assert section.dims["description"] == "All functions."  # TOML front matter
     assert edges_of(section, "partOf") == ["_index"]
     foo, bar = nodes["functions/foo"], nodes["functions/Bar"]
-    assert bar.meta["url"] == "/functions/bar/"  # Hugo lower-cases URLs
+    assert bar.meta["url"] == "https://example.org/functions/bar/"  # lower-cased
     assert edges_of(foo, "partOf") == ["functions/_index"]
     assert foo.meta["aliases"] == ["/functions/strings.foo/"]
     assert nodes["functions/foo#code-1"].dims["language"] == "go-html-template"
