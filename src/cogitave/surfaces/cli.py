@@ -63,11 +63,10 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], Non
 def _read_source(
     fmt: str, source: Path, schema_file: Path | None, base_url: str | None = None
 ) -> Any:
+    from cogitave.ingest.detect import check_format, detect_format
     from cogitave.schema import Schema
 
     schema = Schema.load(schema_file) if schema_file else None
-    from cogitave.ingest.detect import check_format, detect_format
-
     fmt = detect_format(source) if fmt == "auto" else fmt
     check_format(source, fmt)
     if fmt == "jsonl":
