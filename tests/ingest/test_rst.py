@@ -176,3 +176,16 @@ def test_sphinx_naming_rules_for_declared_objects() -> None:
     out = render_markdown(doc, lambda x: None, lambda d, p: None)
     assert sorted(o.name for o, _, _ in out.api) == sorted(names[1:])
     assert "`stdin`\n`stdout`" in out.markdown
+
+
+def test_include_reads_through_the_callback_and_stops_cycles() -> None:
+    files = {"a.txt": "From *a*.\n\n.. include:: a.txt\n", "code.py": "x = 1\n"}
+    doc = parse_rst(
+        ".. include:: code.py\n   :code: python\n\n.. include:: no.txt\n\n.. include:: a.txt\n",
+        "p",
+        read=files.get,
+    )
+    md = render_markdown(doc, lambda x: None, lambda d, p: None).markdown
+    assert md.count("From *a*.") == 49  # a cycle stops at the include limit (50 with code.py)
+    assert "```python\nx = 1\n```" in md
+    assert ("no.txt", 4) in doc.includes

@@ -82,6 +82,9 @@ def test_roles_become_xref_edges_and_unknown_markup_degrades(
     assert "pathlib.Path.write_text" in edges_of(section, "xref")
     # :mod:`json` names nothing in the tree: counted, with its reason; :c:func: is only text.
     assert batch.stats["unresolved_by_reason"] == {"API object not declared in the tree": 1}
+    assert [m.split(": ", 1)[1] for m in batch.stats["missing_includes"]] == [
+        "includes/missing.txt"
+    ]
     content = tutorial.content or ""
     assert "Text inside an unknown directive." in content
     assert "`kept text`" in content and "`PyObject_Call`" in content
@@ -103,6 +106,7 @@ def test_code_doctest_literalinclude_and_admonitions(nodes: dict[str, Node]) -> 
     assert section.content.startswith("## Reading a file")
     assert "> **Note:**" in section.content
     assert "```pycon\n>>> 1 + 1\n2\n```" in section.content
+    assert "Shared text from an included file." in section.content  # `.. include::`
 
 
 def test_toctree_gives_partof_reading_order_and_breadcrumbs(nodes: dict[str, Node]) -> None:
@@ -144,4 +148,5 @@ def test_built_tree_sources_and_base_url_override(tmp_path: Path) -> None:
     assert nodes["library/pathlib"].meta["url"] == "https://py.example/library/pathlib.html"
     assert nodes["pathlib.Path.read_text"].kind == "api"
     assert "pathlib.Path.read_text" in edges_of(nodes["tutorial"], "xref")
-    assert batch.stats["missing_includes_count"] == 1  # the .py file is not in _sources
+    # The .py and .txt files are not in _sources, and missing.txt is missing everywhere.
+    assert batch.stats["missing_includes_count"] == 3

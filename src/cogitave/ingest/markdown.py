@@ -229,7 +229,8 @@ class _Builder:
             return
         text = text.replace("\r\n", "\n")
         if rel.endswith(RST_SUFFIXES):
-            self.rst[uid] = (file, rel, parse_rst(text, uid, shown))
+            found = lambda p: (self._read_include(file, p) or (None,))[0]  # noqa: E731
+            self.rst[uid] = (file, rel, parse_rst(text, uid, shown, found))
             return
         front = split_front_matter(text)
         if front.error:

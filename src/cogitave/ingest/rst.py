@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from docutils import frontend, nodes, utils
 from docutils.parsers.rst import Directive, Parser, directives, roles
 from docutils.parsers.rst.states import Inliner
+from docutils.statemachine import string2lines
 
 PY_ROLES = frozenset(
     ("func", "class", "meth", "mod", "attr", "data", "exc", "obj", "const", "deco", "type")
@@ -50,7 +51,7 @@ _DROPPED = (
     "index", "tabularcolumns", "sectionauthor", "moduleauthor", "codeauthor", "toctree-hidden",
     "autosummary", "automodule", "autoclass", "autofunction", "automethod", "autodata",
     "autoattribute", "autoexception", "currentmodule", "highlight", "highlightlang", "default-role",
-    "default-domain", "program", "meta", "raw", "include",
+    "default-domain", "program", "meta", "raw",
 )  # fmt: skip
 _LOCK = threading.Lock()
 # docutils' own directives that stay as they are; the rest (``class``, ``code``, ``include``,
@@ -109,6 +110,8 @@ class Xref:
 
 XrefLookup = Callable[[Xref], tuple[str, str] | None]  # -> (url, default text) or None
 IncludeReader = Callable[[str, str], tuple[str, str] | None]  # (docname, path) -> (code, lang)
+TextReader = Callable[[str], str | None]  # path as written -> text
+MAX_INCLUDES = 50  # per page: enough for real trees, a stop for include cycles
 
 
 # -- custom nodes -------------------------------------------------------------------------
@@ -214,6 +217,26 @@ class _LiteralInclude(_Generic):
         return [node]
 
 
+class _Include(_Generic):
+    optional_arguments = 1
+
+    def run(self) -> list[nodes.Node]:
+        st = _state(self)
+        path = " ".join(self.arguments).strip()
+        text = st.read(path) if st.read and path and st.included < MAX_INCLUDES else None
+        if text is None:
+            st.doc.includes.append((path, self.lineno))
+            return []
+        st.included += 1
+        if "literal" in self.options or "code" in self.options:
+            block = nodes.literal_block(text, text)
+            block["language"] = str(self.options.get("code") or "text")
+            return [block]
+        # The included reStructuredText is parsed in place, as docutils' own include does.
+        self.state_machine.insert_input(string2lines(text, convert_whitespace=True), path)
+        return []
+
+
 class _Glossary(_Generic):
     def run(self) -> list[nodes.Node]:
         box = nodes.container()
@@ -299,6 +322,8 @@ class _ParseState:
     module: str = ""
     classes: list[str] = field(default_factory=list)
     highlight: str = "python"
+    read: TextReader | None = None
+    included: int = 0
 
 
 def _state(d: Directive) -> _ParseState:
@@ -355,6 +380,8 @@ def _directive_for(name: str) -> type[Directive]:
         return _Toctree
     if name == "glossary":
         return _Glossary
+    if name == "include":
+        return _Include
     if name in _CODE_DIRECTIVES or name in _TEST_CODE:
         return _Code
     if name == "literalinclude":
@@ -399,8 +426,11 @@ def _sphinx_lookups() -> Iterator[None]:
             directives.directive, roles.role = orig_directive, orig_role  # type: ignore[assignment]
 
 
-def parse_rst(text: str, docname: str, source: str = "<rst>") -> RstDoc:
-    """Parse one page; never raises on markup (problems stay in the doctree, unreported)."""
+def parse_rst(
+    text: str, docname: str, source: str = "<rst>", read: TextReader | None = None
+) -> RstDoc:
+    """Parse one page; never raises on markup (problems stay in the doctree, unreported).
+    ``read`` gives the text of a file an ``include`` names (None: not found or not allowed)."""
     settings = frontend.get_default_settings(Parser)
     settings.report_level = 5  # keep docutils quiet: the report lists what matters
     settings.halt_level = 5
@@ -411,7 +441,7 @@ def parse_rst(text: str, docname: str, source: str = "<rst>") -> RstDoc:
     settings.syntax_highlight = "none"
     document = utils.new_document(source, settings)
     doc = RstDoc(docname, document)
-    settings.cogitave_state = _ParseState(doc)
+    settings.cogitave_state = _ParseState(doc, read=read)
     with _sphinx_lookups():
         Parser().parse(text, document)
     document.transformer.populate_from_components([])
