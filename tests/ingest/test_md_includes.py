@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from cogitave.ingest.md_includes import expand, expand_snippets, line_ranges, tidy
+from cogitave.ingest.md_includes import (
+    expand,
+    expand_snippets,
+    line_ranges,
+    rewrite_links,
+    tidy,
+)
 
 FILES = {
     "src/app.py": ("\n".join(f"line{n}" for n in range(1, 11)) + "\n", "python"),
@@ -48,3 +54,11 @@ def test_hugo_include_and_code_shortcodes() -> None:
 def test_line_ranges_and_tidy() -> None:
     assert line_ranges("1:3, 7, 9:", 10) == [(1, 3), (7, 7), (9, 10)]
     assert tidy("a\n\n\n\nb\n```\n\n\n```") == "a\n\nb\n```\n\n\n```"
+
+
+def test_rewrite_links_outside_code_only() -> None:
+    urls = {"a.md": "https://x.dev/a/", "b.md#c": "https://x.dev/b/#c"}
+    md = '[A](a.md) and [B](b.md#c "t") and `[A](a.md)` and [ext](https://e.org)\n```\n[A](a.md)\n```'
+    out = rewrite_links(md, urls.get)
+    assert out.startswith('[A](https://x.dev/a/) and [B](https://x.dev/b/#c "t") and `[A](a.md)`')
+    assert "[ext](https://e.org)" in out and out.endswith("```\n[A](a.md)\n```")

@@ -58,3 +58,13 @@ def test_vitepress_containers_and_code_imports_without_mdx() -> None:
     assert out.split("\n")[:3] == ["", "Be nice.", ""]
     assert "{* snippets/a.ts *}" in out
     assert "<Badge text='x'/>" in out  # not MDX: HTML stays for the Markdown parser
+
+
+def test_tags_in_headings_go_and_inline_code_keeps_them() -> None:
+    out = to_markdown(
+        "### <Badge /> `FragmentInstance` {/*fi*/}\n* <Badge /> use `<Fragment ref={r}>`\n"
+    )
+    assert out.split("\n")[:2] == [
+        "###  `FragmentInstance` { #fi }",
+        "*  use `<Fragment ref={r}>`",
+    ]

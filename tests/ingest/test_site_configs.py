@@ -39,6 +39,9 @@ def test_docusaurus_site() -> None:
     assert "**Remember**\nInstall **first**." in content
     assert "```bash\nnpm install demo\n```" in content
     assert "\n\n\n" not in content  # removed markup leaves no runs of blank lines
+    # Links in content lead to the pages' absolute URLs, anchors as written.
+    assert "[installation guide](https://demo.example.dev/site/docs/guides/install)" in content
+    assert "[API](https://demo.example.dev/site/docs/api/client#connect)" in content
     code = [n for n in batch.nodes if n.kind == "code_sample" and n.uid.startswith("intro#")]
     assert [n.dims["language"] for n in code] == ["bash"]
 
@@ -61,6 +64,8 @@ def test_vitepress_site() -> None:
     section = nodes["guide/features#config-file"]
     assert section.content is not None and ":::" not in section.content
     assert "```sh [npm]\nnpm create demo\n```" in section.content
+    getting_started = nodes["guide/index"].content or ""
+    assert "[features](https://vp.example.dev/demo/guide/features)" in getting_started
     imported = nodes["guide/features#import-code"].content or ""
     assert "```javascript\nexport const hello" in imported
     assert "src:docs/snippets/hello.js" in nodes

@@ -61,6 +61,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from cogitave.ingest import sphinx
 from cogitave.ingest.md_frontmatter import (
@@ -70,7 +71,7 @@ from cogitave.ingest.md_frontmatter import (
     split_front_matter,
     strings,
 )
-from cogitave.ingest.md_includes import expand, expand_snippets, tidy
+from cogitave.ingest.md_includes import expand, expand_snippets, rewrite_links, tidy
 from cogitave.ingest.md_layout import (
     INDEX_STEMS,
     RST_SUFFIXES,
@@ -373,7 +374,20 @@ class _Builder:
     def _expanded(self, page: _Page, markdown: str) -> str:
         """Markdown with include directives replaced by the included text."""
         hugo = self.site.shape == "hugo"
-        return tidy(expand(markdown, lambda p: self._read_include(page.file, p), hugo=hugo))
+        text = expand(markdown, lambda p: self._read_include(page.file, p), hugo=hugo)
+        return tidy(rewrite_links(text, lambda target: self._link_url(page, target)))
+
+    def _link_url(self, page: _Page, target: str) -> str | None:
+        """The URL a link in ``page`` leads to when it names a page or section of the tree."""
+        res = self.resolver.resolve(target, page.ref, "link")
+        if res.status not in ("resolved", "self"):
+            return None
+        page_uid = res.uid.partition("#")[0]
+        if page_uid not in self.pages:
+            return None  # an API object: its page's links are written as URLs already
+        anchor = urlsplit(target).fragment  # as written: the site's own anchor
+        url = self.pages[page_uid].url + (f"#{anchor}" if anchor else "")
+        return self._absolute(url)
 
     def _read_include(self, file: Path, written: str) -> tuple[str, str] | None:
         """(text, language) of a file an include names, searched like :meth:`_include`."""

@@ -181,3 +181,33 @@ def tidy(markdown: str) -> str:
         blank = 0
         out.append(line)
     return "\n".join(out).strip("\n")
+
+
+_LINK = re.compile(r"(\]\()(<[^<>\n]*>|[^()\s]+)((?:\s+\"[^\"\n]*\")?\))")
+_SPAN = re.compile(r"(`+[^`]*?`+)")
+
+
+def rewrite_links(markdown: str, url_of: Callable[[str], str | None]) -> str:
+    """Inline link targets replaced by ``url_of(target)`` where it gives one; code (fenced or
+    inline) is left alone."""
+    if "](" not in markdown:
+        return markdown
+
+    def one(m: re.Match[str]) -> str:
+        url = url_of(m.group(2).strip("<>"))
+        return m.group(0) if url is None else f"{m.group(1)}{url}{m.group(3)}"
+
+    out: list[str] = []
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        f = _FENCE.match(line)
+        if fence is None and f:
+            fence = f.group(1)
+        elif fence is not None:
+            if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence):
+                fence = None
+        elif "](" in line:
+            parts = _SPAN.split(line)
+            line = "".join(p if i % 2 else _LINK.sub(one, p) for i, p in enumerate(parts))
+        out.append(line)
+    return "\n".join(out)

@@ -24,6 +24,7 @@ _TAG = r"</?[A-Z][\w.]*(?:\s+[^<>]*?)?/?>"
 _TAG_LINE = re.compile(rf"^\s*(?:{_TAG}\s*)+$")
 _OPEN_TAG_START = re.compile(r"^\s*<[A-Z][\w.]*(?:\s|$)")
 _INLINE_TAG = re.compile(_TAG)
+_CODE_SPAN = re.compile(r"(`+[^`]*?`+)")
 _CONTAINER = re.compile(r"^\s*:{3,}\s*([\w-]*)\s*(.*?)\s*$")
 _CODE_IMPORT = re.compile(r"^\s*<<<\s*(\S+?)(?:\{[^}]*\})?(?:\s+\[[^\]]*\])?\s*$")
 
@@ -88,11 +89,18 @@ def _line(line: str, mdx: bool) -> str:
         return line
     h = _HEADING_ID.match(line)
     if h:
-        return f"{h.group(1)} {{ #{h.group(2)} }}"
+        return f"{_strip_tags(h.group(1))} {{ #{h.group(2)} }}"
     if "{/*" in line:
         line = _COMMENT.sub("", line)
     if _TAG_LINE.match(line):
         return ""
-    if "<" in line and _INLINE_TAG.search(line):
-        line = _INLINE_TAG.sub("", line)
-    return line
+    return _strip_tags(line)
+
+
+def _strip_tags(line: str) -> str:
+    """Component tags removed, except inside inline code (`<Fragment ref={r}>` is an example)."""
+    if "<" not in line or not _INLINE_TAG.search(line):
+        return line
+    parts = _CODE_SPAN.split(line)
+    # split() with one group: even items are outside code spans, odd ones are the spans.
+    return "".join(p if i % 2 else _INLINE_TAG.sub("", p) for i, p in enumerate(parts))
