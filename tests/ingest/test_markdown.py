@@ -572,4 +572,16 @@ def test_real_docs_trees(name: str, min_pages: int, min_share: float) -> None:
         nodes = by_uid(batch)
         assert "tutorial/path-params#data-conversion" in nodes
         assert edges_of(nodes["tutorial/path-params"], "dependsOn") == ["tutorial/first-steps"]
+        # Absolute URLs from site_url, the nav's breadcrumb, includes expanded in content.
+        jwt = nodes["tutorial/security/oauth2-jwt#handle-jwt-tokens"]
+        assert jwt.meta["url"] == (
+            "https://fastapi.tiangolo.com/tutorial/security/oauth2-jwt/#handle-jwt-tokens"
+        )
+        assert jwt.meta["breadcrumb"][-3:] == [
+            "Security",
+            "OAuth2 with Password (and hashing), Bearer with JWT tokens",
+            "Handle JWT tokens",
+        ]
+        cors = nodes["tutorial/cors"].content or ""
+        assert "{*" not in cors and "```python" in cors and "CORSMiddleware" in cors
     assert_graph_closed(batch)
