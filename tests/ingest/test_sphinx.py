@@ -44,7 +44,7 @@ def test_detected_as_sphinx_with_html_urls_under_html_baseurl(
 
 def test_api_objects_are_nodes_partof_their_section(nodes: dict[str, Node]) -> None:
     expected = {
-        "pathlib": None,  # a module has an anchor, not a node of its own
+        "pathlib": "module",
         "pathlib.Path": "class",
         "pathlib.Path.read_text": "method",  # nested in `.. class:: Path`
         "pathlib.Path.write_text": "method",  # `Path.write_text` under `module:: pathlib`
@@ -54,11 +54,17 @@ def test_api_objects_are_nodes_partof_their_section(nodes: dict[str, Node]) -> N
         "pathlib.DEFAULT_MODE": "data",
     }
     for uid, objtype in expected.items():
-        if objtype is None:
-            continue
         node = nodes[uid]
         assert node.kind == "api" and node.meta["objtype"] == objtype, uid
-        assert edges_of(node, "partOf") == ["library/pathlib#reading-and-writing-files"]
+        where = (
+            "library/pathlib"
+            if objtype == "module"
+            else "library/pathlib#reading-and-writing-files"
+        )
+        assert edges_of(node, "partOf") == [where], uid
+    module = nodes["pathlib"]
+    assert module.meta["url"] == BASE + "library/pathlib.html#module-pathlib"
+    assert module.dims["body"] == "Object-oriented filesystem paths"  # its synopsis
     read_text = nodes["pathlib.Path.read_text"]
     assert read_text.meta["url"] == BASE + "library/pathlib.html#pathlib.Path.read_text"
     assert read_text.dims["code"] == "read_text(encoding=None, errors=None)"

@@ -278,7 +278,8 @@ class _PyObject(_Generic):
                 return []
             anchor = f"module-{name}"
             st.doc.objects.append(ApiObject(name, "module", name, anchor, self.lineno))
-            node = api_node(name=name, objtype="module", signature="", anchor=anchor)
+            node = api_node(name=name, objtype="module", signature=name, anchor=anchor)
+            node["synopsis"] = " ".join(str(self.options.get("synopsis") or "").split())
             return [node]
         module = str(self.options.get("module") or st.module).strip()
         klass = st.classes[-1] if st.classes else ""

@@ -162,6 +162,10 @@ class _Renderer:
         more: list[tuple[str, str]] = node.get("more", [])
         self.out.anchors.extend((full, self.section_anchor) for full, _ in more)
         if node["objtype"] == "module":
+            # The module's node: its synopsis; the page around it is its documentation.
+            synopsis = node.get("synopsis", "")
+            md = f"`module {node['name']}`" + (f"\n\n{_escape(synopsis)}" if synopsis else "")
+            self.out.api.append((obj, self.section_anchor, md))
             return []
         sig = node["signature"]
         kind = "" if node["objtype"] in ("function", "method", "data") else node["objtype"] + " "
