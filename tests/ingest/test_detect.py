@@ -54,6 +54,9 @@ def test_no_documents_names_what_was_looked_for_and_what_fits(tmp_path: Path) ->
         InputError, match=r"no \*\.jsonl .* 2 documentation pages: try --format docs"
     ):
         check_format(FIXTURES / "vitepress" / "docs" / "guide", "jsonl")
+    write(tmp_path, "cran/cran.all.1400", ".I 1\n")
+    with pytest.raises(InputError, match="try --format cranfield"):
+        detect_format(tmp_path / "cran")
     with pytest.raises(InputError, match="cannot tell the format"):
         detect_format(write(tmp_path, "notes.csv", "a,b\n"))
 

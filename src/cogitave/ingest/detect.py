@@ -78,7 +78,7 @@ def _hint(path: Path) -> str:
         return "; it is a BEIR folder: try --format beir"
     if found[".jsonl"]:
         return f"; it holds {found['.jsonl']} .jsonl file(s): try --format jsonl on one of them"
-    if found[".txt"] and (path / "cran.all.1400").exists():
+    if any(path.glob("cran.all.1400*")):
         return "; try --format cranfield"
     if found[".html"]:
         return f"; it holds {found['.html']} HTML file(s), which are not read: index the sources"
