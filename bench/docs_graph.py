@@ -1,20 +1,34 @@
-"""Documentation trees as knowledge graphs: FastAPI (MkDocs) and Hugo docs.
+"""Documentation trees as knowledge graphs, one per format people publish.
 
-    .venv/bin/python bench/docs_graph.py [--data ../shared/data] [--write]
+    .venv/bin/python bench/docs_graph.py [--data ../shared/data] [--only NAME ...] [--write]
+
+Trees (missing ones are skipped with the reason, never fetched from a network in tests):
+- FastAPI (MkDocs) and Hugo (Hugo) from the shared data folder;
+- the Python documentation (Sphinx, the ``_sources/*.rst.txt`` of a built tree): Debian's
+  ``python3-doc`` package, downloaded here with ``apt-get download`` into ``bench/.cache``
+  and unpacked with ``dpkg-deb -x``;
+- React's docs (Next.js, MDX-flavoured Markdown), Vite's docs (VitePress) and Redux's docs
+  (Docusaurus): put a snapshot of each repository's docs in ``bench/.cache/<name>`` first,
+  e.g. ``git --git-dir=<clone> archive HEAD src/content next.config.js | tar -x -C
+  bench/.cache/react``, ``... HEAD docs | tar -x -C bench/.cache/vite``, ``... HEAD docs
+  website/docusaurus.config.ts | tar -x -C bench/.cache/redux``.
 
 For each tree: read time, publish time (BM25 + graph; no encoder, so the numbers show the
-ingest and store work, not the encoder's), node counts by kind, edge counts by label, the
-share of internal links resolved and the unresolved ones. Then, on the FastAPI graph, real
-questions with and without the graph rerank: where the answering page ranks, and the
-rerank's moves.
+ingest and store work, not the encoder's), node counts by kind, edges by label, the share of
+internal references resolved (links, ``:ref:``/``:doc:``/``:term:``; for Sphinx the
+Python-domain roles are shown apart, since Sphinx itself leaves a role naming an undeclared
+object as plain text). Then, on the FastAPI graph, real questions with and without the graph
+rerank: where the answering page ranks, and the rerank's moves.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from _machine import machine_line
@@ -24,6 +38,7 @@ from cogitave.config import Rerank, Settings
 from cogitave.ingest.markdown import read_markdown
 
 HERE = Path(__file__).resolve().parent
+CACHE = HERE / ".cache"
 sys.path.insert(0, str(HERE.parent))
 from tests.ingest.test_docs_smoke import QUESTIONS  # noqa: E402
 
@@ -35,9 +50,63 @@ MORE_QUESTIONS = {
 }
 
 
-def build(tree: Path, tmp: Path, rerank: bool = True) -> tuple[Collection, dict]:
+@dataclass(frozen=True)
+class Tree:
+    name: str
+    fmt: str
+    where: str  # "data" (shared data folder) or "cache" (bench/.cache)
+    rel: str
+    base_url: str | None = None
+
+
+TREES = (
+    Tree("fastapi", "MkDocs", "data", "docs_fastapi"),
+    Tree("hugo", "Hugo", "data", "docs_hugo"),
+    Tree("python", "Sphinx (built, .rst.txt)", "cache", "python"),
+    Tree("react", "Next.js + MDX", "cache", "react", "https://react.dev"),
+    Tree("vite", "VitePress", "cache", "vite"),
+    Tree("redux", "Docusaurus", "cache", "redux"),
+)
+
+
+def python_docs() -> Path | None:
+    """The built Python docs from Debian's python3-doc (downloaded once into bench/.cache)."""
+    unpacked = CACHE / "py"
+    found = sorted(unpacked.glob("usr/share/doc/python3*/html"))
+    if found:
+        return found[-1]
+    CACHE.mkdir(exist_ok=True)
+    try:
+        subprocess.run(["apt-get", "download", "python3-doc"], cwd=CACHE, check=True,
+                       capture_output=True)  # fmt: skip
+        meta = next(CACHE.glob("python3-doc_*.deb"))
+        depends = subprocess.run(["dpkg-deb", "-f", str(meta), "Depends"], check=True,
+                                 capture_output=True, text=True).stdout  # fmt: skip
+        # python3-doc is a metapackage: the docs are in the versioned package it depends on.
+        pkg = next(d.split()[0] for d in depends.split(",") if d.strip().startswith("python3."))
+        subprocess.run(["apt-get", "download", pkg], cwd=CACHE, check=True, capture_output=True)
+        deb = next(CACHE.glob(f"{pkg}_*.deb"))
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(unpacked)], check=True)
+    except (OSError, subprocess.CalledProcessError, StopIteration) as e:
+        print(f"python docs unavailable: {e}", file=sys.stderr)
+        return None
+    found = sorted(unpacked.glob("usr/share/doc/python3*/html"))
+    return found[-1] if found else None
+
+
+def locate(tree: Tree, data: Path) -> Path | None:
+    if tree.where == "data":
+        path = data / tree.rel
+    elif tree.name == "python":
+        return python_docs()
+    else:
+        path = CACHE / tree.rel
+    return path if path.is_dir() else None
+
+
+def build(tree: Path, tmp: Path, rerank: bool = True, base_url: str | None = None) -> tuple:
     t0 = time.perf_counter()
-    batch = read_markdown(tree)
+    batch = read_markdown(tree, base_url=base_url)
     read_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     col = Collection.create(
@@ -62,39 +131,79 @@ def rank_of(col: Collection, q: str, page: str) -> tuple[int | None, list[dict]]
     return (pages.index(page) + 1 if page in pages else None), moves
 
 
+def row(tree: Tree, info: dict) -> str:
+    st = info["stats"]
+    links = st["links"]
+    nodes = st["nodes"]
+    api = st.get("api_refs")
+    internal, resolved = links["internal"], links["resolved"]
+    if api:
+        # Without the Python-domain roles: links, :ref:, :doc:, :term:.
+        internal -= api["resolved"] + api["undeclared"]
+        resolved -= api["resolved"]
+        api_cell = f"{api['resolved']} / {api['resolved'] + api['undeclared']}"
+    else:
+        api_cell = "-"
+    share = resolved / internal if internal else 1.0
+    kinds = ", ".join(f"{k} {v}" for k, v in nodes.items())
+    return (
+        f"| {tree.name} | {tree.fmt} | {st['files']} | {sum(nodes.values())} ({kinds}) | "
+        f"{sum(st['edges'].values())} | {resolved}/{internal} ({share:.1%}) | {api_cell} | "
+        f"{info['read_s']:.1f} | {info['publish_s']:.1f} |"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
+    ap.add_argument("--only", nargs="*", help="tree names to run (default: all)")
+    ap.add_argument("--no-rerank", action="store_true", help="skip the FastAPI rerank table")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     out = [
-        f"\n## Documentation graphs ({time.strftime('%Y-%m-%d')})\n",
+        f"\n## Documentation graphs in every format ({time.strftime('%Y-%m-%d')})\n",
         machine_line(),
         "",
-        "`.venv/bin/python bench/docs_graph.py --write` (no encoder: ingest + BM25 + graph).",
+        "`.venv/bin/python bench/docs_graph.py --write` (no encoder: ingest + BM25 + graph). "
+        "Internal references: Markdown links, plus `:ref:`/`:doc:`/`:term:` for Sphinx; the "
+        "Python-domain roles (`:func:`, `:class:`, ...) are counted apart (resolved / all): "
+        "those that name an object the tree does not declare stay plain text in Sphinx too.",
         "",
+        "| tree | format | files | nodes | edges | internal refs resolved | python roles | "
+        "read s | publish s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+    reports: list[str] = []
+    skipped: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         cols = {}
-        for name in ("docs_fastapi", "docs_hugo"):
-            col, info = build(args.data / name, Path(tmp) / name)
-            cols[name] = col
-            out.append(
-                f"### {name}: {info['nodes']} nodes, read {info['read_s']:.1f} s, "
-                f"publish {info['publish_s']:.1f} s\n"
-            )
+        for tree in TREES:
+            if args.only and tree.name not in args.only:
+                continue
+            path = locate(tree, args.data)
+            if path is None:
+                skipped.append(f"{tree.name}: not found (see the module doc for how to get it)")
+                continue
+            col, info = build(path, Path(tmp) / tree.name, base_url=tree.base_url)
+            cols[tree.name] = col
+            out.append(row(tree, info))
             lines = info["report"].strip().splitlines()
-            more = [f"... ({len(lines) - 14} more lines)"] if len(lines) > 14 else []
-            shown = lines[:14] + more
-            out.append("```text\n" + "\n".join(shown) + "\n```\n")
-        plain, _ = build(args.data / "docs_fastapi", Path(tmp) / "plain", rerank=False)
-        out.append("### Graph rerank on the FastAPI docs (rank of the answering page)\n")
-        out.append("| question | page | without rerank | with rerank | rerank moves |")
-        out.append("|---|---|---|---|---|")
-        for q, page in {**QUESTIONS, **MORE_QUESTIONS}.items():
-            r0, _ = rank_of(plain, q, page)
-            r1, moves = rank_of(cols["docs_fastapi"], q, page)
-            out.append(f"| {q} | `{page}` | {r0 or '-'} | {r1 or '-'} | {len(moves)} |")
+            more = [f"... ({len(lines) - 10} more lines)"] if len(lines) > 10 else []
+            reports.append(f"### {tree.name}\n\n```text\n" + "\n".join(lines[:10] + more))
+            reports[-1] += "\n```\n"
+            print(out[-1], flush=True)
+        out.append("")
+        out.extend(f"Skipped: {s}" for s in skipped)
+        out.extend(reports)
+        if "fastapi" in cols and not args.no_rerank:
+            plain, _ = build(locate(TREES[0], args.data), Path(tmp) / "plain", rerank=False)
+            out.append("### Graph rerank on the FastAPI docs (rank of the answering page)\n")
+            out.append("| question | page | without rerank | with rerank | rerank moves |")
+            out.append("|---|---|---|---|---|")
+            for q, page in {**QUESTIONS, **MORE_QUESTIONS}.items():
+                r0, _ = rank_of(plain, q, page)
+                r1, moves = rank_of(cols["fastapi"], q, page)
+                out.append(f"| {q} | `{page}` | {r0 or '-'} | {r1 or '-'} | {len(moves)} |")
     text = "\n".join(out) + "\n"
     print(text)
     if args.write:

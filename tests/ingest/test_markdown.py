@@ -183,9 +183,12 @@ def test_mkdocs_pages_sections_and_anchors(mkdocs_tree: Path) -> None:
     assert page.dims["body"] == "Intro text before sections."
     assert page.dims["description"] == "Start here."
     assert page.dims["keywords"] == "start, basics"
-    assert page.meta["url"] == "/tutorial/first/"
+    # site_url makes URLs absolute; content is the Markdown without front matter.
+    assert page.meta["url"] == "https://demo.example.com/tutorial/first/"
     assert page.meta["path"] == "docs/tutorial/first.md"
-    assert page.content is not None and page.content.startswith("---\ntitle: First Steps")
+    assert page.content is not None and page.content.startswith(
+        "# First steps { #first }\n\nIntro text"
+    )
     # Custom `{ #id }` anchors, nested headings, h4 sections, h5 folded into its section.
     install = nodes["tutorial/first#install-it"]
     assert install.kind == "section" and install.dims["title"] == "Install it"
@@ -193,7 +196,7 @@ def test_mkdocs_pages_sections_and_anchors(mkdocs_tree: Path) -> None:
     assert "print" not in str(install.dims["body"])  # code is not prose
     assert edges_of(install, "partOf") == ["tutorial/first"]
     assert edges_of(nodes["tutorial/first#details"], "partOf") == ["tutorial/first#install-it"]
-    assert install.meta["url"] == "/tutorial/first/#install-it"
+    assert install.meta["url"] == "https://demo.example.com/tutorial/first/#install-it"
     assert install.content is not None and install.content.startswith("## Install it")
     assert edges_of(nodes["tutorial/advanced/deep#level-four"], "partOf") == [
         "tutorial/advanced/deep#deeper"
@@ -415,12 +418,12 @@ def test_hugo_tree(hugo_tree: Path) -> None:
     nodes = by_uid(batch)
     assert batch.stats["shape"] == "hugo"
     section = nodes["functions/_index"]
-    assert section.meta["url"] == "/functions/"
+    assert section.meta["url"] == "https://example.org/functions/"  # baseURL of hugo.toml
     assert section.meta["aliases"] == ["/layout/functions/"]
     assert section.dims["description"] == "All functions."  # TOML front matter
     assert edges_of(section, "partOf") == ["_index"]
     foo, bar = nodes["functions/foo"], nodes["functions/Bar"]
-    assert bar.meta["url"] == "/functions/bar/"  # Hugo lower-cases URLs
+    assert bar.meta["url"] == "https://example.org/functions/bar/"  # lower-cased
     assert edges_of(foo, "partOf") == ["functions/_index"]
     assert foo.meta["aliases"] == ["/functions/strings.foo/"]
     assert nodes["functions/foo#code-1"].dims["language"] == "go-html-template"
@@ -569,4 +572,16 @@ def test_real_docs_trees(name: str, min_pages: int, min_share: float) -> None:
         nodes = by_uid(batch)
         assert "tutorial/path-params#data-conversion" in nodes
         assert edges_of(nodes["tutorial/path-params"], "dependsOn") == ["tutorial/first-steps"]
+        # Absolute URLs from site_url, the nav's breadcrumb, includes expanded in content.
+        jwt = nodes["tutorial/security/oauth2-jwt#handle-jwt-tokens"]
+        assert jwt.meta["url"] == (
+            "https://fastapi.tiangolo.com/tutorial/security/oauth2-jwt/#handle-jwt-tokens"
+        )
+        assert jwt.meta["breadcrumb"][-3:] == [
+            "Security",
+            "OAuth2 with Password (and hashing), Bearer with JWT tokens",
+            "Handle JWT tokens",
+        ]
+        cors = nodes["tutorial/cors"].content or ""
+        assert "{*" not in cors and "```python" in cors and "CORSMiddleware" in cors
     assert_graph_closed(batch)

@@ -1,28 +1,42 @@
-"""Markdown documentation trees (MkDocs, Hugo, a plain folder) -> a knowledge graph.
+"""Documentation trees -> a knowledge graph: MkDocs, Hugo, Docusaurus, VitePress, Next.js
+content folders, Sphinx (sources or a built tree's ``_sources``) and plain folders of Markdown,
+MDX or reStructuredText.
 
-:func:`read_markdown` detects the shape (see :mod:`cogitave.ingest.md_layout`), parses each page
-with markdown-it-py and returns a :class:`MarkdownBatch` of nodes and out-edges plus a report.
+:func:`read_markdown` detects the shape (see :mod:`cogitave.ingest.md_layout` and
+:mod:`cogitave.ingest.site_configs`), turns MDX into Markdown (:mod:`cogitave.ingest.mdx`) and
+reStructuredText into Markdown (:mod:`cogitave.ingest.sphinx`), parses each page with
+markdown-it-py and returns a :class:`MarkdownBatch` of nodes and out-edges plus a report.
+
+Every page, section, code sample and API object carries ``meta["path"]`` (the source file,
+relative to the folder named), ``meta["url"]`` (absolute when the site's base URL is known or
+given) and ``meta["breadcrumb"]`` (nav groups / folder titles / toctree parents, the page, its
+enclosing sections). ``content`` is clean Markdown: front matter removed, includes expanded
+(:mod:`cogitave.ingest.md_includes`).
 
 Nodes (uid: kind):
 - ``tutorial/path-params``: ``page`` (title, body = the intro before the first section,
-  description, keywords); ``content`` is the raw file; meta ``path``, ``url``, ``aliases``.
+  description, keywords); ``content`` is the page's Markdown; meta also ``aliases``.
 - ``tutorial/path-params#anchor``: ``section`` per h2..h4 (and any h1 after the title), anchors
-  as MkDocs' toc (``{ #custom-id }`` honoured) or GitHub/Hugo slugs; body runs to the next heading
-  of the same or a higher level, so it includes nested sections' text.
+  as the generator makes them (MkDocs' toc with ``{ #custom-id }``, GitHub/Hugo, VitePress,
+  docutils ids); body runs to the next heading of the same or a higher level, so it includes
+  nested sections' text; ``content`` is that slice of Markdown.
 - ``tutorial/path-params#code-3``: ``code_sample`` per fenced block or include (code, title,
   exact ``language``); numbered in page order, a missing include keeps its number.
 - ``src:docs_src/x/tutorial001.py``: ``source_file`` per included file.
 - ``nav:learn/tutorial-user-guide``: ``nav_group`` per MkDocs nav group (an untitled group takes
   the title of its index page).
+- ``pathlib.Path.read_text``: ``api`` per object a Sphinx page declares (dotted name).
 - ``product:<slug>``, ``role:<slug>``, ``skill:<slug>``, ``path:<slug>``: front-matter entities.
 
-Edges: ``partOf`` (section -> parent section/page; code_sample -> section/page; page -> nav
-group, else the nearest folder index page; nav group -> parent group; page -> learning path),
-``xref`` (resolved links; an anchor that exists targets the section), ``implementedBy``
+Edges: ``partOf`` (section -> parent section/page; code_sample and api -> section/page; page ->
+nav group or the page whose toctree lists it, else the nearest folder index page; nav group ->
+parent group; page -> learning path), ``xref`` (resolved links and Sphinx roles; an anchor that
+exists targets the section or API object), ``implementedBy``
 (innermost page/section -> code_sample), ``derivedFrom`` (code_sample -> source_file),
 ``dependsOn`` (front-matter prerequisites, and the reading order: each page depends on the page
-before it in the same MkDocs nav group, or, in Hugo, among the regular pages of a section ordered
-by explicit ``weight``, since that order is how the authors sequence learning), ``appliesTo`` /
+before it in the same MkDocs nav group or Sphinx toctree, or among the regular pages of a Hugo
+section ordered by explicit ``weight`` (a Docusaurus folder by ``sidebar_position``), since
+that order is how the authors sequence learning), ``appliesTo`` /
 ``forRole`` / ``teachesSkill`` (front-matter entities), ``supersededBy`` (front matter -> page).
 
 Front-matter keys are chosen by :class:`FrontMatterMapping` (defaults and TOML form in
@@ -42,11 +56,14 @@ import itertools
 import os
 import posixpath
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+from cogitave.ingest import sphinx
 from cogitave.ingest.md_frontmatter import (
     FrontMatter,
     FrontMatterMapping,
@@ -54,21 +71,24 @@ from cogitave.ingest.md_frontmatter import (
     split_front_matter,
     strings,
 )
+from cogitave.ingest.md_includes import expand, expand_snippets, rewrite_links, tidy
 from cogitave.ingest.md_layout import (
     INDEX_STEMS,
+    RST_SUFFIXES,
     NavGroup,
     Site,
     detect_site,
     humanize,
     is_index,
     normalize_url,
-    page_url,
     strip_md,
 )
 from cogitave.ingest.md_links import LinkKind, LinkResolver, PageRef
 from cogitave.ingest.md_parse import MAX_SECTION_LEVEL, CodeBlock, ParsedPage, parse_page
 from cogitave.ingest.md_report import GraphDraft, Tally, format_report
+from cogitave.ingest.mdx import to_markdown
 from cogitave.ingest.records import MAX_LISTED, Batch, Problem, check_uid
+from cogitave.ingest.rst import ApiObject, RstDoc, parse_rst
 from cogitave.schema import Dimension, Schema
 
 __all__ = ["FrontMatterMapping", "MarkdownBatch", "markdown_schema", "read_markdown"]
@@ -113,11 +133,19 @@ def markdown_schema(declared: Schema | None = None) -> Schema:
 
 
 def read_markdown(
-    path: str | Path, schema: Schema | None = None, *, mapping: FrontMatterMapping | None = None
+    path: str | Path,
+    schema: Schema | None = None,
+    *,
+    mapping: FrontMatterMapping | None = None,
+    base_url: str | None = None,
 ) -> MarkdownBatch:
-    """Read a MkDocs, Hugo or plain Markdown tree into nodes and edges (see the module doc)."""
+    """Read a docs tree (MkDocs, Hugo, Docusaurus, VitePress, Next.js, Sphinx or a plain
+    Markdown/MDX/RST folder) into nodes and edges (see the module doc). ``base_url`` makes
+    URLs absolute, over the site's own setting."""
     started = time.perf_counter()
     site = detect_site(Path(path))
+    if base_url:
+        site.site_url = base_url
     builder = _Builder(site, mapping or FrontMatterMapping())
     builder.run()
     return builder.finish(schema, time.perf_counter() - started)
@@ -157,6 +185,11 @@ class _Builder:
         self.sources: dict[Path, str | None] = {}
         self.base = Path(os.path.abspath(site.base))
         self.shown: dict[tuple[Path, bool], str] = {}
+        self.trail: dict[str, list[str]] = {}  # page uid -> titles above it (nav, toctree)
+        self.rst: dict[str, tuple[Path, str, RstDoc]] = {}
+        self.api_anchor: dict[str, dict[str, str]] = {}  # page uid -> anchor -> api uid
+        self.rst_api: dict[str, list[tuple[ApiObject, int, str]]] = {}
+        self.api_refs: Counter[str] = Counter()  # Python-domain roles: resolved / undeclared
 
     # -- pipeline -------------------------------------------------------------------------
     def run(self) -> None:
@@ -164,11 +197,13 @@ class _Builder:
         for file in self.site.files():
             self.tally.files += 1
             self._read(file, nav_titles)
+        if self.rst:
+            sphinx.render_all(self)
         self._redirects()
         self._transcluded_anchors()
+        self._hierarchy()  # first: it gives the breadcrumbs the nodes carry
         for page in self.pages.values():
             self._page_nodes(page)
-        self._hierarchy()
         for page in self.pages.values():
             self._page_links(page)
             self._front_matter_edges(page)
@@ -193,20 +228,47 @@ class _Builder:
         if uid in self.pages:
             self.problems.append(Problem(shown, 0, f"duplicate page uid {uid!r}"))
             return
-        front = split_front_matter(text.replace("\r\n", "\n"))
+        text = text.replace("\r\n", "\n")
+        if rel.endswith(RST_SUFFIXES):
+            found = lambda p: (self._read_include(file, p) or (None,))[0]  # noqa: E731
+            self.rst[uid] = (file, rel, parse_rst(text, uid, shown, found))
+            return
+        front = split_front_matter(text)
         if front.error:
             self.tally.bad_front_matter.append(f"{shown}: {front.error}")
+        body = front.body
+        if self.site.shape not in ("mkdocs", "hugo", "plain") or rel.endswith(".mdx"):
+            body = to_markdown(body, mdx=self.site.shape != "vitepress" or rel.endswith(".mdx"))
+        if "8<-" in body:
+            body = expand_snippets(body, lambda p: self._read_include(file, p))
+        front = FrontMatter(front.data, body, front.offset, front.error)
+        self._add_page(uid, rel, file, text, front, nav_titles)
+
+    def _add_page(
+        self,
+        uid: str,
+        rel: str,
+        file: Path,
+        text: str,
+        front: FrontMatter,
+        nav_titles: dict[str, str],
+        parsed: ParsedPage | None = None,
+    ) -> _Page:
+        shown = self._shown(file)
         hugo = self.site.shape == "hugo"
-        parsed = parse_page(front.body, self.site.anchor_style, front.offset, term_anchors=hugo)
+        if parsed is None:
+            style = self.site.anchor_style
+            parsed = parse_page(front.body, style, front.offset, term_anchors=hugo)
         titles = self._strings(front.data, self.mapping.title, shown)
         title = (titles[0] if titles else "") or parsed.title or nav_titles.get(rel, "")
-        url = page_url(self.site.shape, rel, front.data)
+        url = self.site.url_of(rel, front.data)
         aliases = self._strings(front.data, self.mapping.aliases, shown)
         parent_url = url if is_index(rel) else posixpath.dirname(url.rstrip("/")) + "/"
         aliases = [normalize_url(a if a.startswith("/") else parent_url + a) for a in aliases]
         page = _Page(uid, rel, file, text, front, parsed, url, title or humanize(rel), aliases)
         self.pages[uid] = page
         self.resolver.add_page(page.ref, aliases, self._anchor_map(page), page.title)
+        return page
 
     def _anchor_map(self, page: _Page) -> dict[str, str]:
         anchors: dict[str, str] = {}
@@ -234,7 +296,7 @@ class _Builder:
             if target is None:
                 self.site.notes.append(f"redirect {old} -> {new}: target is not a page")
                 continue
-            alias = page_url(self.site.shape, old, {})
+            alias = self.site.url_of(old, {})
             self.pages[target].aliases.append(alias)
             self.resolver.by_alias.setdefault(alias.lower(), target)
 
@@ -243,7 +305,12 @@ class _Builder:
         fm, parsed = page.front.data, page.parsed
         desc = self._strings(fm, self.mapping.description, self._shown(page.file))
         keywords = self._strings(fm, self.mapping.keywords, self._shown(page.file))
-        meta: dict[str, Any] = {"path": self._shown(page.file), "url": page.url}
+        crumbs = [*self.trail.get(page.uid, []), page.title]
+        meta: dict[str, Any] = {
+            "path": self._shown(page.file),
+            "url": self._absolute(page.url),
+            "breadcrumb": crumbs,
+        }
         if page.aliases:
             meta["aliases"] = sorted(set(page.aliases))
         self.graph.node(
@@ -255,7 +322,7 @@ class _Builder:
                 "description": "\n".join(desc),
                 "keywords": ", ".join(keywords),
             },
-            page.text,
+            self._expanded(page, self._page_markdown(page)),
             meta,
         )
         for i, h in enumerate(parsed.headings):
@@ -266,22 +333,103 @@ class _Builder:
                 uid,
                 "section",
                 {"title": h.text, "body": parsed.section_body(i)},
-                parsed.section_markdown(i),
+                self._expanded(page, parsed.section_markdown(i)),
                 {
                     "path": meta["path"],
-                    "url": f"{page.url}#{h.anchor}",
+                    "url": self._absolute(f"{page.url}#{h.anchor}"),
                     "anchor": h.anchor,
                     "level": h.level,
                     "line": h.line + page.front.offset + 1,
+                    "breadcrumb": [*crumbs, *self._heading_trail(page, i)],
                 },
             )
             self.graph.edge(uid, "partOf", page.container(h.parent))
         for n, block in enumerate(parsed.code, 1):
             self._code_sample(page, n, block)
+        sphinx.api_nodes(self, page)
+
+    @staticmethod
+    def _page_markdown(page: _Page) -> str:
+        """The page's Markdown; a title kept in front matter becomes its first heading."""
+        body = page.front.body.strip("\n")
+        return body if page.parsed.title else f"# {page.title}\n\n{body}"
+
+    def _heading_trail(self, page: _Page, i: int) -> list[str]:
+        """Titles of the sections from the page down to heading ``i`` (included)."""
+        out: list[str] = []
+        while i >= 0:
+            h = page.parsed.headings[i]
+            if h.is_section:
+                out.append(h.text)
+            i = h.parent
+        return out[::-1]
+
+    def _absolute(self, url: str) -> str:
+        """A site URL path made absolute when the site's base URL is known."""
+        base = self.site.site_url
+        if not base or not url.startswith("/"):
+            return url
+        return base.rstrip("/") + url
+
+    def _expanded(self, page: _Page, markdown: str) -> str:
+        """Markdown with include directives replaced by the included text."""
+        hugo = self.site.shape == "hugo"
+        text = expand(markdown, lambda p: self._read_include(page.file, p), hugo=hugo)
+        return tidy(rewrite_links(text, lambda target: self._link_url(page, target)))
+
+    def _link_url(self, page: _Page, target: str) -> str | None:
+        """The URL a link in ``page`` leads to when it names a page or section of the tree."""
+        res = self.resolver.resolve(target, page.ref, "link")
+        if res.status not in ("resolved", "self"):
+            return None
+        page_uid = res.uid.partition("#")[0]
+        if page_uid not in self.pages:
+            return None  # an API object: its page's links are written as URLs already
+        anchor = urlsplit(target).fragment  # as written: the site's own anchor
+        url = self.pages[page_uid].url + (f"#{anchor}" if anchor else "")
+        return self._absolute(url)
+
+    def _read_include(self, file: Path, written: str) -> tuple[str, str] | None:
+        """(text, language) of a file an include names, searched like :meth:`_include`."""
+        for base in self._include_bases(file):
+            candidate = Path(os.path.normpath(base / written.lstrip("/")))
+            if not candidate.is_file() or not self._inside(candidate):
+                continue
+            try:
+                text = candidate.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+            suffix = candidate.suffix.lower()
+            return text, EXT_LANGUAGE.get(suffix, suffix.lstrip(".") or "text")
+        return None
+
+    def _include_bases(self, file: Path) -> list[Path]:
+        # The page's folder first (as the brief of mdx_include says), then the folders MkDocs
+        # is run from: FastAPI writes `../../docs_src/...` relative to `docs/en/`.
+        bases = [file.parent, self.site.config_dir, self.site.docs_root, self.site.base]
+        return [b for b in bases if b is not None]
+
+    def _inside(self, file: Path) -> bool:
+        # Includes may reach the repository around the docs (FastAPI's docs_src), not the disk.
+        top = Path(os.path.abspath(self.site.base))
+        roots = [top, top.parent, top.parent.parent] if self.site.config_dir else [top]
+        target = Path(os.path.abspath(file))
+        return any(target.is_relative_to(r) for r in roots)
 
     def _code_sample(self, page: _Page, n: int, block: CodeBlock) -> None:
         uid = f"{page.uid}#code-{n}"
         meta: dict[str, Any] = {"path": self._shown(page.file), "line": block.line}
+        container_heading = page.parsed.section_of(block.heading)
+        meta["url"] = self._absolute(
+            page.url
+            if container_heading < 0
+            else f"{page.url}#{page.parsed.headings[container_heading].anchor}"
+        )
+        meta["breadcrumb"] = [
+            *self.trail.get(page.uid, []),
+            page.title,
+            *(self._heading_trail(page, container_heading) if container_heading >= 0 else []),
+        ]
         code, language, source = block.code, block.language, None
         if block.include is None and not code.strip():
             return  # an empty fence shows nothing; it keeps its number for stable uids
@@ -312,10 +460,7 @@ class _Builder:
     def _include(self, page: _Page, block: CodeBlock) -> tuple[str, str, str] | None:
         """(source uid, code, language) of an included file, creating its node once."""
         written = block.include or ""
-        # The page's folder first (as the brief of mdx_include says), then the folders MkDocs
-        # is run from: FastAPI writes `../../docs_src/...` relative to `docs/en/`.
-        bases = [page.file.parent, self.site.config_dir, self.site.docs_root, self.site.base]
-        for base in (b for b in bases if b is not None):
+        for base in self._include_bases(page.file):
             candidate = Path(os.path.normpath(base / written))
             if candidate.is_file():
                 break
@@ -356,14 +501,22 @@ class _Builder:
         in_nav: set[str] = set()
         if self.site.nav is not None:
             self._nav_group(self.site.nav, None, in_nav, set())
+        if self.site.shape == "sphinx":
+            sphinx.toctree_edges(self, in_nav)
         for page in self.pages.values():
             if page.uid not in in_nav and (parent := self._folder_parent(page)) is not None:
                 self.graph.edge(page.uid, "partOf", parent)
-        if self.site.shape == "hugo":
-            self._weight_sequences()
+        if self.site.shape == "hugo" or self.site.order_key:
+            self._weight_sequences(self.site.order_key or "weight")
+        self._folder_trails()
 
     def _nav_group(
-        self, group: NavGroup, uid: str | None, in_nav: set[str], used: set[str]
+        self,
+        group: NavGroup,
+        uid: str | None,
+        in_nav: set[str],
+        used: set[str],
+        trail: tuple[str, ...] = (),
     ) -> None:
         """Nodes and edges of ``group``'s pages and sub-groups (``uid`` None: the nav root)."""
         previous: str | None = None
@@ -382,13 +535,16 @@ class _Builder:
                 )
                 if uid is not None:
                     self.graph.edge(sub, "partOf", uid)
-                self._nav_group(child, sub, in_nav, used)
+                self._nav_group(child, sub, in_nav, used, (*trail, title))
                 continue
             page_uid = self._rel_uid(child)
             if page_uid is None:
                 self.site.nav_missing.append(child)
                 continue
             in_nav.add(page_uid)
+            # A group's own index page heads the group: the group title is not repeated.
+            shown = trail[:-1] if trail and self.pages[page_uid].title == trail[-1] else trail
+            self.trail.setdefault(page_uid, list(shown))
             parent = uid if uid is not None else self._folder_parent(self.pages[page_uid])
             if parent is not None:
                 self.graph.edge(page_uid, "partOf", parent)
@@ -434,13 +590,38 @@ class _Builder:
                 return None
             folder = posixpath.dirname(folder)
 
-    def _weight_sequences(self) -> None:
-        # Section pages are left out: their weights order a site menu, not a lesson sequence.
-        groups: dict[str, list[tuple[int, str, str]]] = {}
+    def _folder_trails(self) -> None:
+        """Breadcrumb titles for pages no nav placed: the folders above them."""
+        if self.site.nav is not None or self.site.shape == "sphinx":
+            return
         for page in self.pages.values():
-            weight = page.front.data.get("weight")
-            if isinstance(weight, int) and not isinstance(weight, bool) and not is_index(page.rel):
-                parent = self._folder_parent(page) or ""
+            folders = posixpath.dirname(page.rel).split("/") if "/" in page.rel else []
+            if is_index(page.rel):
+                folders = folders[:-1]
+            trail: list[str] = []
+            for n in range(1, len(folders) + 1):
+                folder = "/".join(folders[:n])
+                index = next(
+                    (u for stem in INDEX_STEMS if (u := f"{folder}/{stem}") in self.pages), None
+                )
+                title = self.site.group_titles.get(folder) or (
+                    self.pages[index].title if index else humanize(folder + "/index.md")
+                )
+                trail.append(title)
+            self.trail[page.uid] = trail
+
+    def _weight_sequences(self, key: str) -> None:
+        # Section pages are left out: their weights order a site menu, not a lesson sequence.
+        groups: dict[str, list[tuple[float, str, str]]] = {}
+        for page in self.pages.values():
+            weight = page.front.data.get(key)
+            if isinstance(weight, int | float) and not isinstance(weight, bool):
+                if is_index(page.rel):
+                    continue
+                if self.site.shape == "hugo":
+                    parent = self._folder_parent(page) or ""
+                else:  # Docusaurus orders a folder's pages (a sidebar category)
+                    parent = posixpath.dirname(page.rel)
                 groups.setdefault(parent, []).append((weight, page.title.lower(), page.uid))
         for members in groups.values():
             ordered = [uid for _, _, uid in sorted(members)]
@@ -510,6 +691,11 @@ class _Builder:
             "seconds": round(seconds, 3),
         }
         stats = self.tally.stats(head, nodes, edge_counts, dropped, [str(p) for p in self.problems])
+        if self.rst:
+            stats["api_refs"] = {
+                "resolved": self.api_refs["resolved"],
+                "undeclared": self.api_refs["undeclared"],
+            }
         stats["nav_missing"] = self.site.nav_missing[:MAX_LISTED]
         stats["notes"] = self.site.notes
         return MarkdownBatch(

@@ -22,10 +22,12 @@ from cogitave.errors import IngestError
 from cogitave.ingest.md_frontmatter import load_yaml
 from cogitave.ingest.md_parse import AnchorStyle
 
-Shape = Literal["mkdocs", "hugo", "plain"]
-MD_SUFFIXES = (".md", ".markdown")
+Shape = Literal["mkdocs", "hugo", "plain", "docusaurus", "vitepress", "nextjs", "sphinx"]
+MD_SUFFIXES = (".md", ".markdown", ".mdx")
+RST_SUFFIXES = (".rst.txt", ".rst")
 INDEX_STEMS = ("index", "_index", "README")
-_SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
+_SKIP_DIRS = frozenset({"node_modules", "__pycache__", "_build", "_static", "_templates"})
+_NUMBER_PREFIX = re.compile(r"^\d+[-_.]")
 _LANG_DIR = re.compile(r"^[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?$")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 MKDOCS_NAMES = ("mkdocs.yml", "mkdocs.yaml")
@@ -63,18 +65,40 @@ class Site:
     notes: list[str] = field(default_factory=list)
     nav_missing: list[str] = field(default_factory=list)
     other_trees: tuple[str, ...] = ()  # URL prefixes of other language trees
+    suffixes: tuple[str, ...] = MD_SUFFIXES  # the page files this site is made of
+    route_base: str = ""  # URL path the docs are served under (Docusaurus `/docs`)
+    clean_urls: bool = False  # VitePress `cleanUrls`
+    order_key: str = ""  # front-matter key ordering pages in a folder (reading order)
+    group_titles: dict[str, str] = field(default_factory=dict)  # folder -> title
+    root_doc: str = "index"  # Sphinx's master document
 
     def files(self) -> list[Path]:
-        """Markdown files under the docs root, sorted, hidden and build folders skipped."""
-        return sorted(_walk_md(self.docs_root))
+        """Page files under the docs root, sorted, hidden and build folders skipped."""
+        partials = self.shape == "docusaurus"  # `_x.md` files are partials, not pages
+        return sorted(_walk(self.docs_root, self.suffixes, partials))
+
+    def url_of(self, rel: str, front: Mapping[str, Any]) -> str:
+        """The URL path of the page at ``rel`` (relative to the docs root)."""
+        return page_url(self.shape, rel, front, self)
 
 
-def _walk_md(root: Path) -> Iterator[Path]:
+def _walk(root: Path, suffixes: tuple[str, ...], skip_partials: bool = False) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS]
+        if skip_partials:
+            dirnames[:] = [d for d in dirnames if not d.startswith("_")]
         for name in filenames:
-            if name.endswith(MD_SUFFIXES) and not name.startswith("."):
+            partial = skip_partials and name.startswith("_")
+            if name.endswith(suffixes) and not name.startswith(".") and not partial:
                 yield Path(dirpath) / name
+
+
+def count_pages(root: Path) -> dict[str, int]:
+    """How many Markdown/MDX and reStructuredText files a folder holds (for detection)."""
+    counts = {"markdown": 0, "rst": 0}
+    for file in _walk(root, (*MD_SUFFIXES, *RST_SUFFIXES)):
+        counts["rst" if file.name.endswith(RST_SUFFIXES) else "markdown"] += 1
+    return counts
 
 
 def detect_site(path: Path) -> Site:
@@ -84,12 +108,20 @@ def detect_site(path: Path) -> Site:
             return _mkdocs(path.parent, path)
         if path.suffix in MD_SUFFIXES:
             return Site("plain", path.parent, path.parent, "github")
+        if path.name.endswith(RST_SUFFIXES):
+            return Site("sphinx", path.parent, path.parent, "sphinx", suffixes=RST_SUFFIXES)
         raise IngestError(f"not a Markdown file, mkdocs.yml or folder: {path}")
     if not path.is_dir():
         raise IngestError(f"source not found: {path}")
+    from cogitave.ingest import site_configs as sc
+
     for name in MKDOCS_NAMES:
         if (path / name).is_file():
             return _mkdocs(path, path / name)
+    for detect in (sc.detect_docusaurus, sc.detect_vitepress, sc.detect_nextjs, sc.detect_sphinx):
+        found = detect(path)
+        if found is not None:
+            return found
     if (path / "content").is_dir():
         return _hugo(path, path / "content")
     if path.name == "content" or (path / "_index.md").is_file():
@@ -98,6 +130,11 @@ def detect_site(path: Path) -> Site:
     if nested is not None:
         site = _mkdocs(path, nested)
         site.notes.append(f"using {nested.relative_to(path).as_posix()}")
+        return site
+    counts = count_pages(path)
+    if counts["rst"] > counts["markdown"]:
+        site = Site("sphinx", path, path, "sphinx", suffixes=RST_SUFFIXES)
+        site.notes.append("reStructuredText folder without conf.py")
         return site
     return Site("plain", path, path, "github")
 
@@ -115,8 +152,43 @@ def _find_mkdocs(path: Path, depth: int = 3) -> Path | None:
     return found[0] if found else None
 
 
+HUGO_CONFIGS = tuple(
+    f"{folder}{name}.{ext}"
+    for folder in ("", "config/_default/")
+    for name in ("hugo", "config")
+    for ext in ("toml", "yaml", "yml", "json")
+)
+
+
+def hugo_base_url(base: Path) -> str:
+    """``baseURL`` from the site's Hugo config (hugo.toml/yaml/json, config.*), or ''."""
+    import json
+    import tomllib
+
+    for name in HUGO_CONFIGS:
+        file = base / name
+        if not file.is_file():
+            continue
+        try:
+            text = file.read_text(encoding="utf-8")
+            data = (
+                tomllib.loads(text) if name.endswith("toml")
+                else json.loads(text) if name.endswith("json")
+                else load_yaml(text)
+            )  # fmt: skip
+        except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
+            continue
+        if isinstance(data, Mapping):
+            url = data.get("baseURL") or data.get("baseurl")
+            if isinstance(url, str) and url.strip():
+                return url.strip()
+    return ""
+
+
 def _hugo(base: Path, content: Path) -> Site:
     site = Site("hugo", base, content, "github")
+    # The content folder given directly: the config is in the site folder above it.
+    site.site_url = hugo_base_url(base) or (hugo_base_url(base.parent) if base == content else "")
     # Multilingual sites keep one content folder per language (content/en/...): URLs have no
     # language prefix, so read one language (English when present) as the root.
     if not any(p.suffix in MD_SUFFIXES for p in content.iterdir() if p.is_file()):
@@ -213,8 +285,8 @@ def _redirect_maps(plugins: Any) -> dict[str, str]:
 
 
 def strip_md(rel: str) -> str:
-    """``a/b.md`` -> ``a/b``."""
-    for suffix in MD_SUFFIXES:
+    """``a/b.md`` -> ``a/b`` (also ``.mdx``, ``.rst``, ``.rst.txt``)."""
+    for suffix in (*MD_SUFFIXES, *RST_SUFFIXES):
         if rel.endswith(suffix):
             return rel[: -len(suffix)]
     return rel
@@ -225,9 +297,14 @@ def is_index(rel: str) -> bool:
     return posixpath.basename(strip_md(rel)) in INDEX_STEMS
 
 
-def page_url(shape: Shape, rel: str, front: Mapping[str, Any]) -> str:
-    """The site URL path of a page: directory URLs as MkDocs and Hugo build them."""
+def page_url(shape: Shape, rel: str, front: Mapping[str, Any], site: Site | None = None) -> str:
+    """The site URL path of a page, as its generator builds it (MkDocs and Hugo: directory
+    URLs; Sphinx: ``.html``; Docusaurus, Next.js, VitePress clean URLs: no trailing slash)."""
     stem = strip_md(rel)
+    if shape == "sphinx":
+        return "/" + stem + ".html"
+    if shape in ("docusaurus", "nextjs", "vitepress"):
+        return _app_url(shape, stem, front, site)
     parts = stem.split("/")
     if parts[-1] in INDEX_STEMS:
         parts = parts[:-1]
@@ -241,6 +318,35 @@ def page_url(shape: Shape, rel: str, front: Mapping[str, Any]) -> str:
         # Hugo lower-cases paths and turns spaces into '-' unless configured otherwise.
         parts = [p.lower().replace(" ", "-") for p in parts]
     return normalize_url("/" + "/".join(parts))
+
+
+def _app_url(shape: Shape, stem: str, front: Mapping[str, Any], site: Site | None) -> str:
+    base = site.route_base.rstrip("/") if site else ""
+    parts = stem.split("/")
+    if shape == "docusaurus":
+        parts = [_NUMBER_PREFIX.sub("", p) for p in parts]
+        slug = front.get("slug")
+        doc_id = front.get("id")
+        if isinstance(slug, str) and slug.strip():
+            slug = slug.strip()
+            if slug.startswith("/"):
+                return (base + slug).rstrip("/") or "/"
+            parts = [*parts[:-1], *slug.split("/")]
+        elif isinstance(doc_id, str) and doc_id.strip():
+            parts[-1] = doc_id.strip()
+        # `guides/guides.md`, `guides/index.md` and `guides/README.md` are the folder's page.
+        if len(parts) > 1 and parts[-1].lower() == parts[-2].lower():
+            parts = parts[:-1]
+    index = parts[-1] in INDEX_STEMS
+    if index:
+        parts = parts[:-1]
+    path = "/".join(p for p in parts if p)
+    if shape == "vitepress":
+        if index:
+            return f"{base}/{path}/".replace("//", "/")
+        clean = site is None or site.clean_urls
+        return f"{base}/{path}" + ("" if clean else ".html")
+    return f"{base}/{path}".rstrip("/") or "/"
 
 
 def normalize_url(path: str) -> str:
@@ -257,7 +363,7 @@ def normalize_url(path: str) -> str:
 
 def humanize(rel: str) -> str:
     """A title from a file name: ``first-steps.md`` -> ``First steps`` (index: its folder)."""
-    stem = posixpath.basename(strip_md(rel))
+    stem = _NUMBER_PREFIX.sub("", posixpath.basename(strip_md(rel)))
     if stem in INDEX_STEMS:
         stem = posixpath.basename(posixpath.dirname(strip_md(rel))) or "Home"
     words = stem.replace("-", " ").replace("_", " ").strip()

@@ -72,7 +72,7 @@ class LinkResolver:
     ) -> None:
         """Register a page: its file, URL, URL aliases and ``anchor -> uid`` map."""
         self.by_rel.setdefault(page.rel.lower(), page.uid)
-        self.by_url.setdefault(page.url.lower(), page.uid)
+        self.by_url.setdefault(normalize_url(page.url).lower(), page.uid)
         for alias in aliases:
             self.by_alias.setdefault(alias.lower(), page.uid)
         self.anchors[page.uid] = anchors
@@ -177,7 +177,7 @@ class LinkResolver:
             return hit
         for candidate in (
             *(rel + s for s in MD_SUFFIXES),
-            *(f"{rel}/{stem}.md" for stem in INDEX_STEMS),
+            *(f"{rel}/{stem}{s}" for stem in INDEX_STEMS for s in MD_SUFFIXES),
         ):
             hit = self.by_rel.get(posixpath.normpath(candidate).lower())
             if hit is not None:
@@ -187,7 +187,10 @@ class LinkResolver:
     def _find(self, path: str, src: PageRef) -> str | None:
         here = posixpath.dirname(src.rel)
         if path.lower().endswith(MD_SUFFIXES):
-            return self._file(path if path.startswith("/") else posixpath.join(here, path))
+            hit = self._file(path if path.startswith("/") else posixpath.join(here, path))
+            if hit is None and self.shape == "docusaurus":
+                hit = self._file(path)  # Docusaurus also resolves file paths from the docs root
+            return hit
         hit = self.by_url.get(self._url_key(path, src))
         if hit is not None:
             return hit

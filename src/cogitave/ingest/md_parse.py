@@ -15,7 +15,7 @@ from typing import Literal
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-AnchorStyle = Literal["toc", "github"]
+AnchorStyle = Literal["toc", "github", "vitepress", "sphinx"]
 MAX_SECTION_LEVEL = 4
 
 _MD = MarkdownIt("commonmark", {"html": True}).enable("table")
@@ -132,6 +132,27 @@ def slugify_github(text: str) -> str:
     return "".join(out)
 
 
+_VP_SPECIAL = re.compile(r"[\s~`!@#$%^&*()\-_+=\[\]{}|\\;:\"'“”‘’<>,.?/]+")
+
+
+def slugify_vitepress(text: str) -> str:
+    """VitePress (``@mdit-vue/shared``) slugify: specials -> '-', trimmed, lowercase."""
+    value = unicodedata.normalize("NFKD", text)
+    value = re.sub(r"[\u0300-\u036f]", "", value)
+    value = re.sub(r"[\u0000-\u001f]", "", value)
+    value = _VP_SPECIAL.sub("-", value)
+    value = re.sub(r"-{2,}", "-", value).strip("-")
+    value = re.sub(r"^(\d)", r"_\1", value)
+    return value.lower()
+
+
+def slugify_sphinx(text: str) -> str:
+    """docutils ``make_id``: ASCII, lowercase, runs of other characters -> '-'."""
+    value = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    value = re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")
+    return re.sub(r"^[^a-z]+", "", value)
+
+
 def _unique(anchor: str, seen: set[str], style: AnchorStyle) -> str:
     if style == "toc":
         # Python-Markdown's `unique`: `x`, `x_1`, `x_2`, ...
@@ -146,6 +167,14 @@ def _unique(anchor: str, seen: set[str], style: AnchorStyle) -> str:
             candidate = f"{anchor or 'heading'}-{n}"
     seen.add(candidate)
     return candidate
+
+
+_SLUGIFY = {
+    "toc": slugify_toc,
+    "github": slugify_github,
+    "vitepress": slugify_vitepress,
+    "sphinx": slugify_sphinx,
+}
 
 
 def _inline_text(tok: Token) -> str:
@@ -224,7 +253,7 @@ def _heading(
         idm = _ATTR_ID.search(m.group(1))
         custom = idm.group(1) if idm else None
     text = text.strip()
-    raw = custom or (slugify_toc(text) if style == "toc" else slugify_github(text))
+    raw = custom or _SLUGIFY.get(style, slugify_github)(text)
     anchor = _unique(raw, seen, style)
     line = tok.map[0] if tok.map else 0
     # Close every open heading of the same or a deeper level: their section ends here.

@@ -159,6 +159,12 @@ def format_report(stats: dict[str, Any]) -> str:
         f"{links['external']} external, {links['outside']} to other language trees, "
         f"{links['asset']} assets, {links['dynamic']} dynamic",
     ]
+    if "api_refs" in stats:
+        api = stats["api_refs"]
+        lines.append(
+            f"python-domain roles: {api['resolved']} resolved to api nodes, {api['undeclared']} "
+            "name objects the tree does not declare (Sphinx shows those as plain text)"
+        )
     if stats["unresolved_by_reason"]:
         lines.append("unresolved by reason: " + _counts(stats["unresolved_by_reason"]))
     listed = (

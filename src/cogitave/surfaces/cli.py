@@ -35,7 +35,7 @@ out = Console()
 err = Console(stderr=True)
 
 CollectionOpt = Annotated[Path, typer.Option("--collection", "-c", help="Collection directory.")]
-FORMATS = ("jsonl", "beir", "cranfield", "markdown")
+FORMATS = ("auto", "jsonl", "beir", "cranfield", "docs", "markdown")
 SEARCH_FORMATS = ("text", "json", "markdown")
 
 
@@ -63,10 +63,15 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], Non
         yield update
 
 
-def _read_source(fmt: str, source: Path, schema_file: Path | None) -> Any:
+def _read_source(
+    fmt: str, source: Path, schema_file: Path | None, base_url: str | None = None
+) -> Any:
+    from cogitave.ingest.detect import check_format, detect_format
     from cogitave.schema import Schema
 
     schema = Schema.load(schema_file) if schema_file else None
+    fmt = detect_format(source) if fmt == "auto" else fmt
+    check_format(source, fmt)
     if fmt == "jsonl":
         from cogitave.ingest.jsonl import read_jsonl
 
@@ -79,12 +84,12 @@ def _read_source(fmt: str, source: Path, schema_file: Path | None) -> Any:
         from cogitave.eval.cranfield import read_corpus
 
         return read_corpus(source)
-    if fmt == "markdown":
+    if fmt in ("docs", "markdown"):
         try:
             from cogitave.ingest.markdown import read_markdown
         except ImportError as e:  # pragma: no cover - depends on the install
-            raise InputError("markdown ingestion is not available in this build") from e
-        return read_markdown(source, schema)
+            raise InputError("docs ingestion is not available in this build") from e
+        return read_markdown(source, schema, base_url=base_url)
     raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
 
 
@@ -93,8 +98,18 @@ def index(
     source: Annotated[Path, typer.Argument(help="File or folder to index.")],
     collection: CollectionOpt,
     fmt: Annotated[
-        str, typer.Option("--format", "-f", help="jsonl | beir | cranfield | markdown")
-    ] = "jsonl",
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help="auto | jsonl | beir | cranfield | docs (MkDocs, Hugo, Docusaurus, VitePress, "
+            "Sphinx, Markdown/MDX/RST folder; markdown is the same)",
+        ),
+    ] = "auto",
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="Site URL that makes page URLs absolute (over config)."),
+    ] = None,
     schema: Annotated[Path | None, typer.Option(help="Schema file (TOML).")] = None,
     skip_bad: Annotated[
         bool, typer.Option("--skip-bad", help="Write good records, list bad ones.")
@@ -104,7 +119,7 @@ def index(
     """Index SOURCE into the collection (created if absent), then publish a new root."""
     from cogitave.collection import Collection
 
-    batch = _read_source(fmt, source, schema)
+    batch = _read_source(fmt, source, schema, base_url)
     if batch.problems and not skip_bad:
         batch.raise_if_bad()
     for p in batch.problems:

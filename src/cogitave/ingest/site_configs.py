@@ -1,0 +1,141 @@
+"""Docs site generators other than MkDocs and Hugo: Docusaurus, VitePress, Next.js, Sphinx.
+
+Each ``detect_*`` looks at a folder and returns a :class:`~cogitave.ingest.md_layout.Site` or
+None. Config files are JavaScript/TypeScript or Python that this package does not run: the few
+settings that matter (site URL, base path, docs folder, route base, clean URLs) are read with
+patterns that match how the generators' own templates write them; a setting that cannot be
+read keeps the generator's default and a note says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from cogitave.ingest.md_layout import Site
+
+DOCUSAURUS_CONFIGS = tuple(f"docusaurus.config.{e}" for e in ("ts", "js", "mjs", "cjs", "mts"))
+VITEPRESS_CONFIGS = tuple(f"config.{e}" for e in ("ts", "js", "mjs", "mts", "cjs", "cts"))
+NEXT_CONFIGS = tuple(f"next.config.{e}" for e in ("js", "mjs", "ts", "cjs"))
+SPHINX_DIRS = ("", "source", "doc", "docs", "Doc", "docs/source", "doc/source")
+
+
+def _setting(text: str, key: str) -> str | None:
+    """``key: 'value'`` (JS/TS object) or ``key = 'value'`` (Python), the first one written."""
+    m = re.search(rf"(?m)(?:^|[{{,\s]){re.escape(key)}\s*[:=]\s*(['\"`])([^'\"`]*)\1", text)
+    return m.group(2) if m else None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def detect_docusaurus(path: Path) -> Site | None:
+    """A Docusaurus site: its config in ``path`` or ``path/website``."""
+    for folder in (path, path / "website"):
+        config = next((folder / n for n in DOCUSAURUS_CONFIGS if (folder / n).is_file()), None)
+        if config is None:
+            continue
+        text = _read(config)
+        # The docs plugin's options sit under `docs: {` in the classic preset.
+        found = re.search(r"\bdocs\s*:\s*\{", text)
+        block = text[found.start() : found.start() + 1500] if found else ""
+        docs_path = _setting(block, "path") or "docs"
+        route = _setting(block, "routeBasePath")
+        route = "docs" if route is None else route
+        docs_root = Path(os.path.abspath(folder / docs_path))
+        if not docs_root.is_dir():
+            continue
+        site = Site("docusaurus", path, docs_root, "github", config_dir=folder)
+        url, base_url = _setting(text, "url") or "", _setting(text, "baseUrl") or "/"
+        site.site_url = url.rstrip("/") + "/" + base_url.strip("/") if url else ""
+        # Links written in pages and URLs here are below baseUrl, which site_url carries.
+        site.route_base = "/" + route.strip("/") if route.strip("/") else ""
+        site.suffixes = (".md", ".mdx")
+        site.order_key = "sidebar_position"
+        site.group_titles = _category_labels(docs_root)
+        return site
+    return None
+
+
+def _category_labels(root: Path) -> dict[str, str]:
+    """Folder (relative to the docs root) -> its ``_category_.json``/``.yml`` label."""
+    import yaml
+
+    out: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith((".", "_")) and d != "node_modules"]
+        for name in ("_category_.json", "_category_.yml", "_category_.yaml"):
+            if name in filenames:
+                text = _read(Path(dirpath) / name)
+                try:
+                    data = json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
+                except (ValueError, yaml.YAMLError):
+                    continue
+                if isinstance(data, dict) and isinstance(data.get("label"), str):
+                    rel = Path(dirpath).relative_to(root).as_posix()
+                    out[rel] = data["label"]
+    return out
+
+
+def detect_vitepress(path: Path) -> Site | None:
+    """A VitePress site: ``.vitepress/config.*`` in ``path`` or ``path/docs``."""
+    for folder in (path, path / "docs"):
+        config = next(
+            (folder / ".vitepress" / n for n in VITEPRESS_CONFIGS
+             if (folder / ".vitepress" / n).is_file()),
+            None,
+        )  # fmt: skip
+        if config is None:
+            continue
+        text = _read(config)
+        src = _setting(text, "srcDir") or "."
+        docs_root = Path(os.path.abspath(folder / src))
+        site = Site("vitepress", path, docs_root, "vitepress", config_dir=folder)
+        base = _setting(text, "base") or "/"
+        host = _setting(text, "hostname") or ""
+        site.site_url = host.rstrip("/") + "/" + base.strip("/") if host else ""
+        site.clean_urls = bool(re.search(r"(?m)^\s*cleanUrls\s*:\s*true", text))
+        site.suffixes = (".md",)
+        return site
+    return None
+
+
+def detect_nextjs(path: Path) -> Site | None:
+    """A Next.js site with a Markdown content folder (React's docs: ``src/content``)."""
+    if not any((path / n).is_file() for n in NEXT_CONFIGS):
+        return None
+    for rel in ("src/content", "content", "src/pages", "pages"):
+        root = path / rel
+        if root.is_dir():
+            site = Site("nextjs", path, root, "github", config_dir=path)
+            site.suffixes = (".md", ".mdx")
+            return site
+    return None
+
+
+def detect_sphinx(path: Path) -> Site | None:
+    """A Sphinx source tree (``conf.py``) or a built one (``_sources/*.rst.txt``)."""
+    for rel in SPHINX_DIRS:
+        folder = path / rel if rel else path
+        if (folder / "conf.py").is_file():
+            site = Site("sphinx", path, folder, "sphinx", config_dir=folder)
+            conf = _read(folder / "conf.py")
+            # MyST sites mix Markdown pages in; they follow the same .html URLs.
+            site.suffixes = (".rst", ".md") if "myst" in conf else (".rst",)
+            site.site_url = _setting(conf, "html_baseurl") or ""
+            master = _setting(conf, "master_doc") or _setting(conf, "root_doc") or "index"
+            site.root_doc = master
+            return site
+    for folder in (path, path / "_sources", path / "html" / "_sources"):
+        if folder.name == "_sources" and folder.is_dir():
+            site = Site("sphinx", path, folder, "sphinx")
+            site.suffixes = (".rst.txt",)
+            site.notes.append("built Sphinx tree: reading _sources/*.rst.txt")
+            return site
+    return None

@@ -1,0 +1,149 @@
+"""Docusaurus, VitePress and Next.js trees (fixtures in tests/fixtures/docs) -> URLs, anchors,
+edges, breadcrumbs and clean Markdown content."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cogitave.ingest.markdown import read_markdown
+from cogitave.ingest.md_layout import Site, page_url
+from cogitave.ingest.site_configs import detect_docusaurus, detect_vitepress
+from tests.ingest.test_markdown import assert_graph_closed, by_uid, edges_of, write
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "docs"
+
+
+def test_docusaurus_site() -> None:
+    batch = read_markdown(FIXTURES / "docusaurus")
+    nodes = by_uid(batch)
+    assert batch.stats["shape"] == "docusaurus"
+    assert_graph_closed(batch)
+    # url + baseUrl + routeBasePath; numeric prefixes dropped; slug and id front matter.
+    assert nodes["intro"].meta["url"] == "https://demo.example.dev/site/docs/intro"
+    assert nodes["guides/01-install"].meta["url"].endswith("/site/docs/guides/install")
+    assert nodes["guides/02-configure"].meta["url"].endswith("/site/docs/guides/settings")
+    assert nodes["api/client"].meta["url"].endswith("/site/docs/api/client")
+    assert nodes["intro"].meta["path"] == "docs/intro.mdx"
+    # Links by file (relative), by route URL, with `{#custom}` heading ids.
+    assert edges_of(nodes["intro"], "xref") == ["guides/01-install"]
+    assert edges_of(nodes["intro#next"], "xref") == ["api/client#connect"]
+    assert edges_of(nodes["guides/02-configure"], "xref") == ["intro#next"]
+    assert batch.stats["links"]["resolved_share"] == 1.0
+    # sidebar_position orders the pages of a folder; _category_.json titles the folder.
+    assert edges_of(nodes["guides/02-configure"], "dependsOn") == ["guides/01-install"]
+    assert nodes["guides/02-configure"].meta["breadcrumb"] == ["Guides", "Configure"]
+    # MDX: imports/exports and JSX dropped, container title kept, code kept with language.
+    content = nodes["intro"].content or ""
+    assert "import " not in content and "export const" not in content
+    assert "<Tabs>" not in content and "TabItem" not in content and ":::" not in content
+    assert "**Remember**\nInstall **first**." in content
+    assert "```bash\nnpm install demo\n```" in content
+    assert "\n\n\n" not in content  # removed markup leaves no runs of blank lines
+    # Links in content lead to the pages' absolute URLs, anchors as written.
+    assert "[installation guide](https://demo.example.dev/site/docs/guides/install)" in content
+    assert "[API](https://demo.example.dev/site/docs/api/client#connect)" in content
+    code = [n for n in batch.nodes if n.kind == "code_sample" and n.uid.startswith("intro#")]
+    assert [n.dims["language"] for n in code] == ["bash"]
+
+
+def test_vitepress_site() -> None:
+    batch = read_markdown(FIXTURES / "vitepress")
+    nodes = by_uid(batch)
+    assert batch.stats["shape"] == "vitepress"
+    assert_graph_closed(batch)
+    # sitemap hostname + base, clean URLs, index.md -> the folder URL.
+    assert nodes["guide/index"].meta["url"] == "https://vp.example.dev/demo/guide/"
+    assert nodes["guide/features"].meta["url"] == "https://vp.example.dev/demo/guide/features"
+    assert "guide/features#config-file" in nodes  # VitePress slugs
+    assert edges_of(nodes["guide/index"], "xref") == [
+        "guide/features",
+        "guide/features#config-file",
+    ]
+    assert edges_of(nodes["guide/features"], "partOf") == ["guide/index"]
+    # ::: code-group keeps both fences; `<<< @/snippets/hello.js` imports the file.
+    section = nodes["guide/features#config-file"]
+    assert section.content is not None and ":::" not in section.content
+    assert "```sh [npm]\nnpm create demo\n```" in section.content
+    getting_started = nodes["guide/index"].content or ""
+    assert "[features](https://vp.example.dev/demo/guide/features)" in getting_started
+    imported = nodes["guide/features#import-code"].content or ""
+    assert "```javascript\nexport const hello" in imported
+    assert "src:docs/snippets/hello.js" in nodes
+
+
+def test_vitepress_without_clean_urls(tmp_path: Path) -> None:
+    write(tmp_path, "docs/.vitepress/config.mts", "export default { base: '/' }\n")
+    write(tmp_path, "docs/guide/a.md", "# A\n")
+    site = detect_vitepress(tmp_path)
+    assert site is not None and not site.clean_urls and site.site_url == ""
+    assert site.url_of("guide/a.md", {}) == "/guide/a.html"
+    assert site.url_of("guide/index.md", {}) == "/guide/"
+
+
+def test_nextjs_content_folder_with_jsx_components() -> None:
+    batch = read_markdown(FIXTURES / "nextjs", base_url="https://react.example")
+    nodes = by_uid(batch)
+    assert batch.stats["shape"] == "nextjs"
+    assert nodes["learn/index"].meta["url"] == "https://react.example/learn"
+    assert nodes["learn/state"].meta["url"] == "https://react.example/learn/state"
+    # `{/*id*/}` heading ids; site-absolute links with anchors.
+    assert edges_of(nodes["learn/state#adding-state"], "xref") == ["reference/react/useState#usage"]
+    assert edges_of(nodes["reference/react/useState#usage"], "xref") == ["learn/index#components"]
+    content = nodes["learn/index"].content or ""
+    # A title from front matter heads the content; the components' text stays.
+    assert content.startswith("# Quick Start\n\nWelcome to the docs.")
+    assert "<Intro>" not in content and "* How to add state" in content
+    sandpack = nodes["learn/state#code-1"]
+    assert sandpack.dims["language"] == "js" and "useState(0)" in str(sandpack.dims["code"])
+    assert "Call [`useState`]" in (nodes["learn/state#adding-state"].content or "")
+    assert nodes["reference/react/useState"].meta["breadcrumb"] == [
+        "Reference",
+        "React",
+        "useState",
+    ]
+
+
+def test_docusaurus_config_in_the_folder_and_defaults(tmp_path: Path) -> None:
+    write(tmp_path, "docusaurus.config.js", "module.exports = { url: 'https://x.dev' };\n")
+    write(tmp_path, "docs/a.md", "# A\n")
+    write(tmp_path, "docs/_partial.md", "# Not a page\n")
+    site = detect_docusaurus(tmp_path)
+    assert site is not None and site.route_base == "/docs" and site.site_url == "https://x.dev/"
+    assert [p.name for p in site.files()] == ["a.md"]  # `_` files are partials
+
+
+def test_page_urls_of_each_generator() -> None:
+    docusaurus = Site("docusaurus", Path("."), Path("."), "github", route_base="/docs")
+    assert page_url("docusaurus", "guides/guides.md", {}, docusaurus) == "/docs/guides"
+    assert page_url("docusaurus", "a/b.md", {"slug": "/top"}, docusaurus) == "/docs/top"
+    assert page_url("docusaurus", "a/b.md", {"id": "c"}, docusaurus) == "/docs/a/c"
+    assert page_url("sphinx", "library/index.rst.txt", {}) == "/library/index.html"
+    assert page_url("nextjs", "learn/index.md", {}) == "/learn"
+
+
+def test_hugo_base_url_from_its_config(tmp_path: Path) -> None:
+    write(tmp_path, "hugo.toml", 'baseURL = "https://gohugo.example/"\ntitle = "x"\n')
+    write(tmp_path, "content/_index.md", "---\ntitle: Home\n---\n")
+    write(tmp_path, "content/docs/a.md", "---\ntitle: A\n---\n## Part\n\nText.\n")
+    nodes = by_uid(read_markdown(tmp_path))
+    assert nodes["docs/a"].meta["url"] == "https://gohugo.example/docs/a/"
+    assert nodes["docs/a#part"].meta["url"] == "https://gohugo.example/docs/a/#part"
+    assert nodes["docs/a"].meta["breadcrumb"] == ["Docs", "A"]
+    yaml_site = tmp_path / "y"
+    write(yaml_site, "config/_default/hugo.yaml", "baseURL: https://y.example/sub/\n")
+    write(yaml_site, "content/b.md", "# B\n")
+    b = by_uid(read_markdown(yaml_site))["b"]
+    assert b.meta["url"] == "https://y.example/sub/b/"
+
+
+def test_sphinx_with_myst_reads_markdown_pages_too(tmp_path: Path) -> None:
+    write(tmp_path, "docs/conf.py", 'extensions = ["myst_parser"]\n')
+    write(tmp_path, "docs/index.rst", "Home\n====\n\nSee :doc:`guide`.\n")
+    write(tmp_path, "docs/guide.md", "# Guide\n\n## Part\n\nText.\n")
+    write(tmp_path, "docs/_build/html/index.html", "<html></html>\n")
+    batch = read_markdown(tmp_path)
+    nodes = by_uid(batch)
+    assert batch.stats["shape"] == "sphinx"
+    assert nodes["guide"].meta["url"] == "/guide.html"
+    assert nodes["guide#part"].meta["url"] == "/guide.html#part"
+    assert edges_of(nodes["index"], "xref") == ["guide"]

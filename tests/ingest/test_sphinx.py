@@ -1,0 +1,158 @@
+"""Sphinx trees -> pages, sections, api nodes, toctree edges; xrefs found by resolve_xref."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cogitave import Collection
+from cogitave.ingest.markdown import MarkdownBatch, read_markdown
+from cogitave.nodes import Node
+from tests.ingest.test_markdown import assert_graph_closed, by_uid, edges_of
+
+TREE = Path(__file__).resolve().parents[1] / "fixtures" / "docs" / "sphinx"
+BASE = "https://docs.example.org/3/"
+
+
+@pytest.fixture(scope="module")
+def batch() -> MarkdownBatch:
+    return read_markdown(TREE)
+
+
+@pytest.fixture(scope="module")
+def nodes(batch: MarkdownBatch) -> dict[str, Node]:
+    return by_uid(batch)
+
+
+def test_detected_as_sphinx_with_html_urls_under_html_baseurl(
+    batch: MarkdownBatch, nodes: dict[str, Node]
+) -> None:
+    assert batch.stats["shape"] == "sphinx"
+    assert_graph_closed(batch)
+    assert not batch.problems
+    page = nodes["library/pathlib"]
+    assert page.kind == "page"
+    assert page.meta["url"] == BASE + "library/pathlib.html"
+    assert page.meta["path"] == "library/pathlib.rst"
+    assert nodes["library/index"].meta["url"] == BASE + "library/index.html"
+    section = nodes["library/pathlib#reading-and-writing-files"]
+    assert section.kind == "section"
+    assert section.meta["url"] == BASE + "library/pathlib.html#reading-and-writing-files"
+
+
+def test_api_objects_are_nodes_partof_their_section(nodes: dict[str, Node]) -> None:
+    expected = {
+        "pathlib": "module",
+        "pathlib.Path": "class",
+        "pathlib.Path.read_text": "method",  # nested in `.. class:: Path`
+        "pathlib.Path.write_text": "method",  # `Path.write_text` under `module:: pathlib`
+        "pathlib.PurePath.parts": "attribute",
+        "pathlib.cwd": "function",
+        "pathlib.UnsupportedOperation": "exception",
+        "pathlib.DEFAULT_MODE": "data",
+    }
+    for uid, objtype in expected.items():
+        node = nodes[uid]
+        assert node.kind == "api" and node.meta["objtype"] == objtype, uid
+        where = (
+            "library/pathlib"
+            if objtype == "module"
+            else "library/pathlib#reading-and-writing-files"
+        )
+        assert edges_of(node, "partOf") == [where], uid
+    module = nodes["pathlib"]
+    assert module.meta["url"] == BASE + "library/pathlib.html#module-pathlib"
+    assert module.dims["body"] == "Object-oriented filesystem paths"  # its synopsis
+    read_text = nodes["pathlib.Path.read_text"]
+    assert read_text.meta["url"] == BASE + "library/pathlib.html#pathlib.Path.read_text"
+    assert read_text.dims["code"] == "read_text(encoding=None, errors=None)"
+    assert "decoded contents" in str(read_text.dims["body"])
+    assert read_text.content is not None and "```python\np = Path(" in read_text.content
+
+
+def test_roles_become_xref_edges_and_unknown_markup_degrades(
+    batch: MarkdownBatch, nodes: dict[str, Node]
+) -> None:
+    tutorial = nodes["tutorial"]
+    xrefs = edges_of(tutorial, "xref")
+    # :meth:, :func:`~...`, :ref:`reading <reading-files>` (a label before a section), :term:
+    assert "pathlib.Path.read_text" in xrefs
+    assert "pathlib.Path.write_text" in xrefs
+    assert "library/pathlib#reading-and-writing-files" in xrefs
+    assert "glossary" in xrefs
+    # :doc:`../tutorial` from library/pathlib; :meth:`write_text` inside the class resolves.
+    assert "tutorial" in edges_of(nodes["library/pathlib"], "xref")
+    section = nodes["library/pathlib#reading-and-writing-files"]
+    assert "pathlib.Path.write_text" in edges_of(section, "xref")
+    # :mod:`json` names nothing in the tree: counted, with its reason; :c:func: is only text.
+    assert batch.stats["unresolved_by_reason"] == {"API object not declared in the tree": 1}
+    assert [m.split(": ", 1)[1] for m in batch.stats["missing_includes"]] == [
+        "includes/missing.txt"
+    ]
+    content = tutorial.content or ""
+    assert "Text inside an unknown directive." in content
+    assert "`kept text`" in content and "`PyObject_Call`" in content
+    assert "[`write_text()`](" + BASE + "library/pathlib.html#pathlib.Path.write_text)" in content
+
+
+def test_code_doctest_literalinclude_and_admonitions(nodes: dict[str, Node]) -> None:
+    samples = [
+        n for n in nodes.values() if n.kind == "code_sample" and n.uid.startswith("tutorial#")
+    ]
+    found = [(str(n.dims["language"]), str(n.dims["code"])) for n in samples]
+    # `::` blocks take Sphinx's default highlight language; doctest blocks are pycon.
+    assert any(lang == "python" and "print(Path" in code for lang, code in found)
+    assert any(lang == "pycon" and code.startswith(">>> 1 + 1") for lang, code in found)
+    assert any(lang == "python" and 'write_text("hello")' in code for lang, code in found)
+    section = nodes["tutorial#reading-a-file"]
+    assert "Files are closed for you." in str(section.dims["body"])
+    assert section.content is not None
+    assert section.content.startswith("## Reading a file")
+    assert "> **Note:**" in section.content
+    assert "```pycon\n>>> 1 + 1\n2\n```" in section.content
+    assert "Shared text from an included file." in section.content  # `.. include::`
+
+
+def test_toctree_gives_partof_reading_order_and_breadcrumbs(nodes: dict[str, Node]) -> None:
+    assert edges_of(nodes["tutorial"], "partOf") == ["index"]
+    assert edges_of(nodes["library/index"], "partOf") == ["index"]
+    assert edges_of(nodes["library/pathlib"], "partOf") == ["library/index"]
+    assert edges_of(nodes["glossary"], "dependsOn") == ["library/index"]
+    # Captions and ancestor pages (not the root document) lead the breadcrumb.
+    assert nodes["tutorial"].meta["breadcrumb"] == ["The tutorial", "Tutorial"]
+    assert nodes["pathlib.Path.read_text"].meta["breadcrumb"] == [
+        "Reference",
+        "The library",
+        "pathlib --- Object-oriented filesystem paths",
+        "Reading and writing files",
+        "pathlib.Path.read_text",
+    ]
+
+
+def test_resolve_xref_finds_api_objects(tmp_path: Path, batch: MarkdownBatch) -> None:
+    col = Collection.create(tmp_path / "c", batch.schema, encoder=None)
+    col.add(batch.nodes)
+    col.publish()
+    hit = col.resolve_xref("pathlib.Path.read_text")
+    assert hit.exact and hit.candidates[0].uid == "pathlib.Path.read_text"
+    assert hit.candidates[0].kind == "api"
+    assert col.resolve_xref("library/pathlib#reading-files").candidates
+
+
+def test_built_tree_sources_and_base_url_override(tmp_path: Path) -> None:
+    # A built site keeps the sources as _sources/*.rst.txt; --base-url wins over conf.py.
+    built = tmp_path / "html" / "_sources"
+    for rst in TREE.rglob("*.rst"):
+        target = built / (rst.relative_to(TREE).as_posix() + ".txt")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(rst, target)
+    batch = read_markdown(tmp_path / "html", base_url="https://py.example/")
+    nodes = by_uid(batch)
+    assert batch.stats["shape"] == "sphinx"
+    assert nodes["library/pathlib"].meta["url"] == "https://py.example/library/pathlib.html"
+    assert nodes["pathlib.Path.read_text"].kind == "api"
+    assert "pathlib.Path.read_text" in edges_of(nodes["tutorial"], "xref")
+    # The .py and .txt files are not in _sources, and missing.txt is missing everywhere.
+    assert batch.stats["missing_includes_count"] == 3
