@@ -393,7 +393,7 @@ def _getter(client: ShardClient, handle: Any) -> Callable[[], Any]:
 
 def _is_shard_loss(e: Exception) -> bool:
     """Ray's errors for a dead or unreachable actor (without importing Ray when unused)."""
-    names = {type(x).__name__ for x in type(e).__mro__}
+    names = {c.__name__ for c in type(e).__mro__}
     return bool(
         names
         & {
