@@ -33,6 +33,30 @@ out = Console()
 err = Console(stderr=True)
 
 CollectionOpt = Annotated[Path, typer.Option("--collection", "-c", help="Collection directory.")]
+RayOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray", help="Sharded collections: a Ray address, or 'local' to start Ray for the command."
+    ),
+]
+
+
+def _open_any(collection: Path, ray: str | None, *, partial: bool = False) -> Any:
+    """The collection at ``collection``: sharded (shards in process, or actors with ``ray``)
+    or ordinary (``--ray`` then needs a sharded collection)."""
+    from cogitave.distributed.layout import is_sharded
+
+    if is_sharded(collection):
+        from cogitave.distributed.facade import ShardedCollection
+
+        return ShardedCollection.open(collection, ray, allow_partial=partial)
+    if ray is not None:
+        raise InputError(f"--ray needs a sharded collection; {collection} is not one")
+    from cogitave.collection import Collection
+
+    return Collection.open(collection)
+
+
 FORMATS = ("jsonl", "beir", "cranfield", "markdown")
 
 
@@ -97,15 +121,26 @@ def index(
         bool, typer.Option("--skip-bad", help="Write good records, list bad ones.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+    shards: Annotated[
+        int | None, typer.Option("--shards", help="Create a sharded collection of N shards.")
+    ] = None,
+    ray: RayOpt = None,
+    embed_actors: Annotated[
+        int, typer.Option("--embed-actors", help="Encoder actors of a --ray build.")
+    ] = 1,
 ) -> None:
     """Index SOURCE into the collection (created if absent), then publish a new root."""
     from cogitave.collection import Collection
+    from cogitave.distributed.layout import is_sharded
 
     batch = _read_source(fmt, source, schema)
     if batch.problems and not skip_bad:
         batch.raise_if_bad()
     for p in batch.problems:
         sys.stderr.write(f"skipped {p}\n")
+    if shards is not None or is_sharded(collection) or ray is not None:
+        _index_sharded(batch, collection, shards, ray, embed_actors, quiet)
+        return
     if Collection.exists(collection):
         col = Collection.open(collection)
     else:
@@ -119,6 +154,39 @@ def index(
     out.print(
         f"indexed {len(batch.nodes)} nodes ({len(batch.problems)} skipped) into {collection}; "
         f"root {rid[:12]}, {len(col)} live nodes",
+        markup=False,
+    )
+
+
+def _index_sharded(
+    batch: Any, collection: Path, shards: int | None, ray: str | None, actors: int, quiet: bool
+) -> None:
+    """Create or sync a sharded collection (on Ray with ``ray``)."""
+    from cogitave.collection import Collection
+    from cogitave.distributed.build import build_sharded
+    from cogitave.distributed.layout import is_sharded
+    from cogitave.expand.embed import DEFAULT_ENCODER
+
+    if Collection.exists(collection) and not is_sharded(collection):
+        raise InputError(f"{collection} is an ordinary collection; shard into a new directory")
+    if ray is not None:
+        from cogitave.distributed.actors import connect
+
+        connect(ray)
+    with progress_bar(not quiet) as bar:
+        roots = build_sharded(
+            collection,
+            batch.nodes,
+            batch.schema,
+            shards=shards,
+            encoder=DEFAULT_ENCODER,
+            use_ray=ray is not None,
+            embed_actors=actors,
+            progress=bar,
+        )
+    out.print(
+        f"indexed {len(batch.nodes)} nodes ({len(batch.problems)} skipped) into {collection}; "
+        f"{len(roots)} shards",
         markup=False,
     )
 
@@ -155,13 +223,21 @@ def search(
     mode: Annotated[str, typer.Option(help="planned | hybrid | bm25 | dense")] = "planned",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     root: Annotated[str | None, typer.Option(help="A retained root id to read.")] = None,
+    ray: RayOpt = None,
+    partial: Annotated[
+        bool, typer.Option("--partial", help="Sharded: answer without shards that fail.")
+    ] = False,
 ) -> None:
     """Search the collection."""
     from cogitave.collection import Collection
+    from cogitave.distributed.layout import is_sharded
     from cogitave.query.types import SearchRequest
 
     req = SearchRequest(query=query, limit=limit, offset=offset, mode=mode, root=root)  # type: ignore[arg-type]
-    res = Collection.open(collection, root).search(req)
+    if is_sharded(collection) or ray is not None:
+        res = _open_any(collection, ray, partial=partial).search(req)
+    else:
+        res = Collection.open(collection, root).search(req)
     if as_json:
         sys.stdout.write(json.dumps(res.to_dict(), ensure_ascii=False) + "\n")
         return
@@ -231,9 +307,9 @@ def eval_(
     systems: Annotated[str, typer.Option(help="Comma-separated systems to run.")] = "",
     fmt: Annotated[str, typer.Option("--format", help="beir | cranfield")] = "beir",
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    ray: RayOpt = None,
 ) -> None:
     """nDCG@10, recall@100 and MRR@10 of each system on the same collection and queries."""
-    from cogitave.collection import Collection
     from cogitave.eval.run import run_systems
 
     if fmt == "cranfield":
@@ -246,7 +322,7 @@ def eval_(
         qs, rels = beir.read_queries(queries), beir.read_qrels(qrels)
     else:
         raise InputError("--format must be beir or cranfield")
-    col = Collection.open(collection)
+    col = _open_any(collection, ray)
     names = [s.strip() for s in systems.split(",") if s.strip()] or available_systems(col)
     scores = run_systems(col, names, qs, rels)
     if as_json:
@@ -331,12 +407,12 @@ def serve(
             envvar="COGITAVE_API_KEY", help="Require 'Authorization: Bearer KEY' (not /health)."
         ),
     ] = None,
+    ray: RayOpt = None,
 ) -> None:
     """Serve REST, GraphQL (/graphql) and MCP (/mcp) over HTTP for one collection."""
-    from cogitave.collection import Collection
     from cogitave.surfaces import http
 
-    col = Collection.open(collection)
+    col = _open_any(collection, ray)
     col.warm()  # the first request must not pay for loading the lexicon and the encoder
     if host not in http.LOOPBACK and not api_key:
         err.print(f"warning: listening on {host} without an API key", markup=False)
@@ -345,18 +421,19 @@ def serve(
 
 
 @app.command("mcp")
-def mcp_(collection: CollectionOpt) -> None:
+def mcp_(collection: CollectionOpt, ray: RayOpt = None) -> None:
     """Serve the MCP tools over stdio (for an MCP client to launch)."""
-    from cogitave.collection import Collection
     from cogitave.surfaces.mcp import run_stdio
 
-    col = Collection.open(collection)
+    col = _open_any(collection, ray)
     col.warm()
     run_stdio(col)
 
 
 def available_systems(col: Any) -> list[str]:
     """Systems the collection can run (dense ones need stored vectors)."""
+    if hasattr(col, "systems"):  # a sharded collection
+        return list(col.systems())
     return list(col.engine().systems())
 
 
