@@ -16,6 +16,8 @@ import numpy as np
 import tantivy
 
 from cogitave.distributed.bm25 import (
+    K1,
+    B,
     FieldStats,
     GlobalTerms,
     field_stats_from_explain,
@@ -33,6 +35,9 @@ from cogitave.store.snapshot import Snapshot
 # The first candidate list is this much deeper than asked; a shard deepens it (x4) only when
 # the bound of the module docstring of bm25.py is not met.
 _OVERFETCH = 1.25
+_WHOLE_POSTINGS = 4096
+"""A term in at most this many documents is scored over its whole posting list instead of a
+search restricted to the candidates (the restriction costs about 1 ms to set up)."""
 _SLACK = np.float32(1.0 + 1e-5)  # float32 rounding of scores and boosts
 
 PUBLIC = frozenset(
@@ -61,6 +66,7 @@ class ShardServer:
         self.index = index
         self.snap = Snapshot.open(RootStore(Path(path)), root)
         self._fields: dict[str, FieldStats] = {}
+        self._lengths: dict[str, dict[int, int]] = {}  # field -> nid -> quantised length
 
     def call(self, method: str, *args: Any) -> Any:
         """Dispatch for actors: one remote method, the public ones only."""
@@ -177,19 +183,14 @@ class ShardServer:
         k = max(depth + 8, int(depth * _OVERFETCH))
         while True:
             hits = lex.searcher.search(query, k, count=False).hits
-            tf = np.zeros((len(terms), len(hits)), np.int64)
-            dl = np.zeros(len(hits), np.int64)
-            for j, (_, addr) in enumerate(hits):
-                got, dl[j] = term_evidence(query.explain(lex.searcher, addr).to_json(), terms)
-                for i, t in enumerate(terms):
-                    tf[i, j] = got.get(t, 0)
+            nids = np.asarray(
+                lex.searcher.fast_field_values("nid", [a for _, a in hits]), np.uint64
+            ).reshape(-1)
+            tf, dl = self._evidence(field, terms, ldf, local, hits, nids, query)
             scores = np.zeros(len(hits), np.float32)
             for i, t in enumerate(terms):
                 has = tf[i] > 0
                 scores[has] += term_score(idfs[t], tf[i][has], dl[has], gavg)
-            nids = np.asarray(
-                lex.searcher.fast_field_values("nid", [a for _, a in hits]), np.uint64
-            ).reshape(-1)
             order = np.lexsort((nids, -scores))
             nids, scores = nids[order], scores[order]
             if len(hits) < k:  # every match is scored: exact
@@ -199,6 +200,81 @@ class ShardServer:
                 break
             k *= 4
         return nids[:depth], scores[:depth]
+
+    def _evidence(
+        self,
+        field: str,
+        terms: list[str],
+        ldf: dict[str, int],
+        local: FieldStats,
+        hits: list,
+        nids: np.ndarray,
+        query: tantivy.Query,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Term frequencies (terms x hits) and quantised field lengths of the candidates.
+
+        One search per term restricted to the candidates gives its local score; with the
+        document's field length (cached per node, read once from a one-term explanation) the
+        frequency follows from tantivy's formula, ``tf = s * K / (w - s)``. A frequency that
+        does not give back the score exactly (very large ones lose float32 precision) is read
+        from the document's full explanation instead."""
+        lex = self.snap.lexical
+        ts = lex.tschema
+        pos = {(a.segment_ord, a.doc): j for j, (_, a) in enumerate(hits)}
+        among = tantivy.Query.const_score_query(
+            tantivy.Query.term_set_query(ts, "nid", nids.tolist()), 0.0
+        )  # built lazily by tantivy: unused when every term is rare
+        score = np.zeros((len(terms), len(hits)), np.float32)
+        first: dict[int, str] = {}
+        for i, t in enumerate(terms):
+            if not ldf[t]:
+                continue
+            term_q = tantivy.Query.term_query(ts, field, t)
+            if ldf[t] <= _WHOLE_POSTINGS:  # reading the whole posting list is cheaper
+                q, limit = term_q, ldf[t]
+            else:
+                q = tantivy.Query.boolean_query(
+                    [(tantivy.Occur.Must, among), (tantivy.Occur.Must, term_q)]
+                )
+                limit = len(hits)
+            for sc, a in lex.searcher.search(q, limit, count=False).hits:
+                j = pos.get((a.segment_ord, a.doc))
+                if j is not None:
+                    score[i, j] = sc
+                    first.setdefault(j, t)
+        lengths = self._lengths.setdefault(field, {})
+        dl = np.zeros(len(hits), np.int64)
+        for j, (_, a) in enumerate(hits):
+            got = lengths.get(int(nids[j]))
+            if got is None and j in first:
+                q = tantivy.Query.term_query(ts, field, first[j])
+                got = term_evidence(q.explain(lex.searcher, a).to_json(), [first[j]])[1]
+                lengths[int(nids[j])] = got
+            dl[j] = got or 0
+        tf = np.zeros((len(terms), len(hits)), np.int64)
+        avg = local.avgdl
+        norm = K1 * (np.float32(1.0) - B + B * dl.astype(np.float32) / avg)
+        for i, t in enumerate(terms):
+            has = score[i] > 0
+            if not has.any():
+                continue
+            w = np.float32(idf(ldf[t], local.docs) * (np.float32(1.0) + K1))
+            s = score[i][has]
+            est = np.rint(s * norm[has] / np.maximum(w - s, np.float32(1e-30)))
+            tf[i, has] = np.maximum(est, 1).astype(np.int64)
+        # check: the frequencies give back tantivy's local scores; re-read any that do not
+        for i, t in enumerate(terms):
+            has = score[i] > 0
+            if not has.any():
+                continue
+            w = np.float32(idf(ldf[t], local.docs) * (np.float32(1.0) + K1))
+            f = tf[i].astype(np.float32)
+            back = w * f / (f + norm)
+            bad = has & (np.abs(back - score[i]) > score[i] * np.float32(2e-6))
+            for j in np.flatnonzero(bad).tolist():
+                got, dl[j] = term_evidence(query.explain(lex.searcher, hits[j][1]).to_json(), terms)
+                tf[:, j] = [got.get(x, 0) for x in terms]
+        return tf, dl
 
     # -- the rest of the port, in local nids --------------------------------------------------
     def match(
