@@ -111,6 +111,7 @@ class ShardedView:
         self._missing: set[int] = set()
         self._lock = threading.Lock()
         self._field_stats: dict[str, FieldStats] = {}
+        self._widths: dict[str, int] = {}
         # In-process shards run side by side on a pool (tantivy, usearch and numpy release
         # the GIL); actors are concurrent already.
         self._pool = ThreadPoolExecutor(threads) if threads > 1 else None
@@ -326,8 +327,12 @@ class ShardedView:
         return out, has
 
     def _vector_width(self, dim: str) -> int:
-        got = self._scatter("vectors_of", dim, np.zeros(0, np.uint64))
-        return next((int(v.shape[1]) for v, _ in got.values() if v.ndim == 2), 0)
+        got = self._widths.get(dim)
+        if got is None:
+            answers = self._scatter("vectors_of", dim, np.zeros(0, np.uint64))
+            got = next((int(v.shape[1]) for v, _ in answers.values() if v.ndim == 2), 0)
+            self._widths[dim] = got
+        return got
 
     def dense_sample(self, dim: str) -> np.ndarray:
         got = self._scatter("dense_sample", dim)
