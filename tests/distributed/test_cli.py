@@ -66,3 +66,12 @@ def test_ray_needs_a_sharded_collection(indexed) -> None:
     assert proc.returncode == 2 and "needs a sharded collection" in proc.stderr
     proc = cli("index", "-c", str(indexed / "one"), "--shards", "2", "nowhere.jsonl", ok=False)
     assert proc.returncode != 0
+
+
+def test_search_with_local_ray(indexed) -> None:
+    pytest.importorskip("ray")
+    args = ("search", "-c", str(indexed / "sh"), "--json", "--mode", "hybrid", "gamma river")
+    local = json.loads(cli(*args).stdout)
+    on_ray = json.loads(cli(*args, "--ray", "local").stdout)
+    assert [r["uid"] for r in on_ray["results"]] == [r["uid"] for r in local["results"]]
+    assert on_ray["diagnostics"]["partial"] is False
