@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -74,13 +74,16 @@ def publish(
     retention: int = DEFAULT_RETENTION,
     extra: dict[str, Any] | None = None,
     compact: bool = False,
+    embedded: Mapping[str, np.ndarray] | None = None,
 ) -> str:
     """Apply ``adds`` (new or replacing nodes) and ``deletes`` (uids) on top of HEAD and publish
     a new root. ``schema`` is required for the first publish of a collection.
 
     ``compact`` also rewrites each dimension's vectors as one segment of its live rows (a
     force-merge) and adds the forward term index to node segments written before it; with no
-    adds or deletes the other parts of the root are reused as they are."""
+    adds or deletes the other parts of the root are reused as they are. ``embedded`` maps texts
+    to vectors already made by the collection's encoder (a distributed build embeds on its
+    workers); texts it lacks are encoded here."""
     progress = progress or _noop
     with store.writer_lock():
         store.init()
@@ -140,7 +143,9 @@ def publish(
         alive[: len(table.alive)] = table.alive
         alive[killed.astype(np.int64)] = False
         alive[nids.astype(np.int64)] = True
-        vectors = _embed(store, schema, base, adds, nids, alive, progress, compact=compact)
+        vectors = _embed(
+            store, schema, base, adds, nids, alive, progress, compact=compact, embedded=embedded
+        )
         added_uids = {n.uid for n in adds}
         gone = [u for n in killed if (u := table.uid_of[int(n)]) not in added_uids]
         graph_entry = _graph(store, base, adds, gone)
@@ -183,6 +188,7 @@ def _embed(
     progress: Progress,
     *,
     compact: bool = False,
+    embedded: Mapping[str, np.ndarray] | None = None,
 ) -> dict[str, Any]:
     """Per-dimension vector segments for the added nodes (none when the collection has no
     encoder), merged by the policy of :func:`write_vectors` (one per dimension with
@@ -200,6 +206,9 @@ def _embed(
     # One encoder pass over the distinct texts: a node with one semantic dimension has the
     # same text in it and in the whole-node vector, and it is encoded once.
     distinct = list(dict.fromkeys(t for _, items in texts.values() for t in items))
+    given = embedded or {}
+    known = [t for t in distinct if t in given]
+    distinct = [t for t in distinct if t not in given]
     total = len(distinct)
     done = 0
 
@@ -218,6 +227,9 @@ def _embed(
             )
         progress("embed", 0, total)
         matrix = encoder.encode(distinct, progress=step)
+    if known:
+        matrix = np.concatenate([matrix, np.stack([given[t] for t in known]).astype(np.float32)])
+        distinct += known
     row_of = {t: i for i, t in enumerate(distinct)}
 
     def encode(dim: str, items: list[str]) -> np.ndarray:

@@ -35,6 +35,30 @@ out = Console()
 err = Console(stderr=True)
 
 CollectionOpt = Annotated[Path, typer.Option("--collection", "-c", help="Collection directory.")]
+RayOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray", help="Sharded collections: a Ray address, or 'local' to start Ray for the command."
+    ),
+]
+
+
+def _open_any(collection: Path, ray: str | None, *, partial: bool = False) -> Any:
+    """The collection at ``collection``: sharded (shards in process, or actors with ``ray``)
+    or ordinary (``--ray`` then needs a sharded collection)."""
+    from cogitave.distributed.layout import is_sharded
+
+    if is_sharded(collection):
+        from cogitave.distributed.facade import ShardedCollection
+
+        return ShardedCollection.open(collection, ray, allow_partial=partial)
+    if ray is not None:
+        raise InputError(f"--ray needs a sharded collection; {collection} is not one")
+    from cogitave.collection import Collection
+
+    return Collection.open(collection)
+
+
 FORMATS = ("auto", "jsonl", "beir", "cranfield", "docs", "markdown")
 SEARCH_FORMATS = ("text", "json", "markdown")
 
@@ -115,15 +139,26 @@ def index(
         bool, typer.Option("--skip-bad", help="Write good records, list bad ones.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+    shards: Annotated[
+        int | None, typer.Option("--shards", help="Create a sharded collection of N shards.")
+    ] = None,
+    ray: RayOpt = None,
+    embed_actors: Annotated[
+        int, typer.Option("--embed-actors", help="Encoder actors of a --ray build.")
+    ] = 1,
 ) -> None:
     """Index SOURCE into the collection (created if absent), then publish a new root."""
     from cogitave.collection import Collection
+    from cogitave.distributed.layout import is_sharded
 
     batch = _read_source(fmt, source, schema, base_url)
     if batch.problems and not skip_bad:
         batch.raise_if_bad()
     for p in batch.problems:
         sys.stderr.write(f"skipped {p}\n")
+    if shards is not None or is_sharded(collection) or ray is not None:
+        _index_sharded(batch, collection, shards, ray, embed_actors, quiet)
+        return
     if Collection.exists(collection):
         col = Collection.open(collection)
     else:
@@ -137,6 +172,39 @@ def index(
     out.print(
         f"indexed {len(batch.nodes)} nodes ({len(batch.problems)} skipped) into {collection}; "
         f"root {rid[:12]}, {len(col)} live nodes",
+        markup=False,
+    )
+
+
+def _index_sharded(
+    batch: Any, collection: Path, shards: int | None, ray: str | None, actors: int, quiet: bool
+) -> None:
+    """Create or sync a sharded collection (on Ray with ``ray``)."""
+    from cogitave.collection import Collection
+    from cogitave.distributed.build import build_sharded
+    from cogitave.distributed.layout import is_sharded
+    from cogitave.expand.embed import DEFAULT_ENCODER
+
+    if Collection.exists(collection) and not is_sharded(collection):
+        raise InputError(f"{collection} is an ordinary collection; shard into a new directory")
+    if ray is not None:
+        from cogitave.distributed.actors import connect
+
+        connect(ray)
+    with progress_bar(not quiet) as bar:
+        roots = build_sharded(
+            collection,
+            batch.nodes,
+            batch.schema,
+            shards=shards,
+            encoder=DEFAULT_ENCODER,
+            use_ray=ray is not None,
+            embed_actors=actors,
+            progress=bar,
+        )
+    out.print(
+        f"indexed {len(batch.nodes)} nodes ({len(batch.problems)} skipped) into {collection}; "
+        f"{len(roots)} shards",
         markup=False,
     )
 
@@ -183,16 +251,24 @@ def search(
         int, typer.Option(help="Token budget of --format markdown (about 4 characters each).")
     ] = 2000,
     root: Annotated[str | None, typer.Option(help="A retained root id to read.")] = None,
+    ray: RayOpt = None,
+    partial: Annotated[
+        bool, typer.Option("--partial", help="Sharded: answer without shards that fail.")
+    ] = False,
 ) -> None:
     """Search the collection."""
     from cogitave.collection import Collection
+    from cogitave.distributed.layout import is_sharded
     from cogitave.query.types import SearchRequest
 
     fmt = "json" if as_json else fmt
     if fmt not in SEARCH_FORMATS:
         raise InputError(f"--format must be one of {', '.join(SEARCH_FORMATS)}, not {fmt!r}")
     req = SearchRequest(query=query, limit=limit, offset=offset, mode=mode, root=root)  # type: ignore[arg-type]
-    col = Collection.open(collection, root)
+    if is_sharded(collection) or ray is not None:
+        col = _open_any(collection, ray, partial=partial)
+    else:
+        col = Collection.open(collection, root)
     if fmt == "markdown":
         from cogitave.surfaces import service
 
@@ -292,10 +368,10 @@ def eval_(
     group_by_page: Annotated[
         bool, typer.Option("--group-by-page", help="urls: one hit per page, as docs_search.")
     ] = False,
+    ray: RayOpt = None,
 ) -> None:
     """nDCG@10, recall@100 and MRR@10 of each system; with URL-graded questions (``--format
     urls``) MRR, Hit@1/3/5 and nDCG@5 over the pages of the top 5 hits, and answer tokens."""
-    from cogitave.collection import Collection
     from cogitave.eval.run import run_systems
 
     fmt = fmt or ("beir" if qrels is not None else "urls")
@@ -314,7 +390,7 @@ def eval_(
         qs, rels = beir.read_queries(queries), beir.read_qrels(qrels)
     else:
         raise InputError("--format must be beir, cranfield or urls")
-    col = Collection.open(collection)
+    col = _open_any(collection, ray)
     names = [s.strip() for s in systems.split(",") if s.strip()] or available_systems(col)
     scores = run_systems(col, names, qs, rels)
     if as_json:
@@ -433,9 +509,9 @@ def serve(
     mcp_idle: Annotated[
         float, typer.Option(help="MCP over HTTP: seconds before an idle session closes.")
     ] = 300.0,
+    ray: RayOpt = None,
 ) -> None:
     """Serve REST, GraphQL (/graphql) and MCP (/mcp) over HTTP for one collection."""
-    from cogitave.collection import Collection
     from cogitave.surfaces import http
 
     if api_key is None and "COGITAVE_API_KEY" in os.environ:
@@ -446,7 +522,7 @@ def serve(
     sessions = http.McpSessions(
         stateless=mcp_sessions == 0, max_sessions=max(1, mcp_sessions), idle_timeout_s=mcp_idle
     )
-    col = Collection.open(collection)
+    col = _open_any(collection, ray)
     col.warm()  # the first request must not pay for loading the lexicon and the encoder
     if host not in http.LOOPBACK and not api_key:
         err.print(f"warning: listening on {host} without an API key", markup=False)
@@ -455,18 +531,19 @@ def serve(
 
 
 @app.command("mcp")
-def mcp_(collection: CollectionOpt) -> None:
+def mcp_(collection: CollectionOpt, ray: RayOpt = None) -> None:
     """Serve the MCP tools over stdio (for an MCP client to launch)."""
-    from cogitave.collection import Collection
     from cogitave.surfaces.mcp import run_stdio
 
-    col = Collection.open(collection)
+    col = _open_any(collection, ray)
     col.warm()
     run_stdio(col)
 
 
 def available_systems(col: Any) -> list[str]:
     """Systems the collection can run (dense ones need stored vectors)."""
+    if hasattr(col, "systems"):  # a sharded collection
+        return list(col.systems())
     return list(col.engine().systems())
 
 

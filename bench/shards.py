@@ -1,0 +1,188 @@
+"""Sharded collections on Ray: build throughput, query latency, and the same answers.
+
+    .venv/bin/python bench/shards.py [--docs N] [--queries N] [--build-docs N] [--write]
+
+1. Build throughput on the first ``--build-docs`` SciFact documents with the real encoder:
+   the local build (one process) against ``index --shards 2 --ray`` with 1 and 2 embedding
+   actors (Ray Data ``map_batches`` over an actor pool; Ray already started).
+2. On the first ``--docs`` documents with the hashed stand-in encoder (seconds to embed, so
+   BM25 exactness and dense agreement are checked on the whole corpus): one ordinary
+   collection and sharded collections of 1, 2 and 4 shards; every judged query (train
+   qrels) in bm25, dense and hybrid on the engine, on the view with shards in this process,
+   and on shard actors (Ray, 2 CPUs). Reports p50/p99 latency, nDCG@10, and how many top-10
+   lists equal the one-shard view's and the engine's, uid by uid in order.
+
+Prints markdown tables; ``--write`` appends them to bench/RESULTS.md with the machine line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _machine import machine_line
+
+from cogitave import Collection
+from cogitave.distributed import hashed
+from cogitave.distributed.actors import connect, open_ray, stop
+from cogitave.distributed.build import build_sharded
+from cogitave.distributed.search import search as sharded_search
+from cogitave.distributed.view import ShardedView
+from cogitave.eval.metrics import evaluate
+from cogitave.expand.embed import DEFAULT_ENCODER
+from cogitave.ingest.beir import BEIR_SCHEMA, read_beir, read_qrels, read_queries
+from cogitave.query.engine import query_encoder
+from cogitave.query.types import SearchRequest
+from cogitave.schema import WHOLE
+
+HERE = Path(__file__).parent
+DATA = Path(__import__("os").environ.get("COGITAVE_DATA", "/work/shared/data")) / "scifact"
+SYSTEMS = ("bm25", "dense", "hybrid")
+
+
+def build_table(nodes: list, root: Path) -> str:
+    rows = []
+    t0 = time.perf_counter()
+    col = Collection.create(root / "b-local", BEIR_SCHEMA, encoder=DEFAULT_ENCODER)
+    col.add(nodes)
+    col.publish()
+    local = time.perf_counter() - t0
+    rows.append(("local build (1 process)", local))
+    for actors in (1, 2):
+        t0 = time.perf_counter()
+        build_sharded(
+            root / f"b-ray{actors}",
+            nodes,
+            BEIR_SCHEMA,
+            shards=2,
+            encoder=DEFAULT_ENCODER,
+            use_ray=True,
+            embed_actors=actors,
+        )
+        rows.append((f"Ray, 2 shards, {actors} embedding actor(s)", time.perf_counter() - t0))
+    out = ["| build | s | nodes/s | vs local |", "|---|---:|---:|---:|"]
+    for name, s in rows:
+        out.append(f"| {name} | {s:.1f} | {len(nodes) / s:.1f} | {local / s:.2f}x |")
+    return "\n".join(out)
+
+
+def run(search: Any, queries: dict[str, str], mode: str) -> tuple[dict, list[float]]:
+    tops: dict[str, list[str]] = {}
+    times = []
+    for qid, text in queries.items():
+        t0 = time.perf_counter()
+        tops[qid] = search(SearchRequest(query=text, mode=mode, limit=10)).uids  # type: ignore[arg-type]
+        times.append((time.perf_counter() - t0) * 1e3)
+    return tops, times
+
+
+def exact_dense(col: Collection, queries: dict[str, str]) -> dict[str, list[str]]:
+    """Per query the top 10 by exact cosine over every stored whole-node vector (ties by
+    uid): the reference the approximate HNSW and the exact per-shard searches are held to."""
+    snap = col.snapshot
+    nids = snap.nodes.live_nids()
+    vecs, _ = snap.vectors_of(WHOLE, nids)
+    uids = np.asarray([snap.uid_of(int(n)) for n in nids])
+    enc = query_encoder(snap.encoder_name or "")
+    out = {}
+    for qid, text in queries.items():
+        sims = vecs @ enc.encode_queries([text])[0]
+        order = np.lexsort((uids, -sims))[:10]
+        out[qid] = uids[order].tolist()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--docs", type=int, default=0, help="documents (0: all)")
+    ap.add_argument("--queries", type=int, default=0, help="judged queries (0: all)")
+    ap.add_argument("--build-docs", type=int, default=300, help="0: skip the build table")
+    ap.add_argument("--write", action="store_true", help="append to bench/RESULTS.md")
+    args = ap.parse_args()
+    t_start = time.perf_counter()
+    nodes = read_beir(DATA).nodes
+    nodes = nodes[: args.docs] if args.docs else nodes
+    qrels = read_qrels(DATA / "qrels" / "train.tsv")
+    queries = {q: t for q, t in read_queries(DATA / "queries.jsonl").items() if q in qrels}
+    if args.queries:
+        queries = dict(list(queries.items())[: args.queries])
+    root = Path(tempfile.mkdtemp(prefix="cq-shards-"))
+    connect("local")
+    try:
+        build = (
+            build_table(read_beir(DATA).nodes[: args.build_docs], root) if args.build_docs else ""
+        )
+        name = hashed.register()
+        one = Collection.create(root / "one", BEIR_SCHEMA, encoder=name)
+        one.add(nodes)
+        one.publish()
+        views: dict[str, Any] = {"engine": one.search}
+        for n in (1, 2, 4):
+            build_sharded(root / f"s{n}", nodes, BEIR_SCHEMA, shards=n, encoder=name)
+            v = ShardedView.open_local(root / f"s{n}")
+            views[f"{n} shard(s), in process"] = lambda r, v=v: sharded_search(v, r)
+        actors = []
+        for n in (2, 4):
+            v = open_ray(root / f"s{n}")
+            actors.append(v)
+            views[f"{n} shards, Ray actors"] = lambda r, v=v: sharded_search(v, r)
+        lat = [
+            "| system | where | p50 ms | p99 ms | nDCG@10 | top-10 = 1 shard | top-10 = engine "
+            "| top-10 = exact |",
+            "|---|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        exact = exact_dense(one, queries)
+        for mode in SYSTEMS:
+            got = {k: run(f, queries, mode) for k, f in views.items()}
+            base, eng = got["1 shard(s), in process"][0], got["engine"][0]
+            for k, (tops, times) in got.items():
+                ndcg = evaluate(
+                    {q: {u: 10.0 - i for i, u in enumerate(t)} for q, t in tops.items()}, qrels
+                )["ndcg@10"]
+                same1 = sum(tops[q] == base[q] for q in queries) / len(queries)
+                same_e = sum(tops[q] == eng[q] for q in queries) / len(queries)
+                same_x = (
+                    f"{sum(tops[q] == exact[q] for q in queries) / len(queries):.1%}"
+                    if mode == "dense"
+                    else "-"
+                )
+                lat.append(
+                    f"| {mode} | {k} | {np.percentile(times, 50):.2f} | "
+                    f"{np.percentile(times, 99):.2f} | {ndcg:.4f} | {same1:.1%} | {same_e:.1%} "
+                    f"| {same_x} |"
+                )
+        for v in actors:
+            stop(v)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    body = (
+        f"`.venv/bin/python bench/shards.py --docs {args.docs} --queries {args.queries} "
+        f"--build-docs {args.build_docs}` ({len(nodes):,} SciFact documents, {len(queries)} "
+        f"judged queries; {time.perf_counter() - t_start:.0f} s).\n\n"
+        + (
+            f"Build throughput, real encoder, {args.build_docs} documents:\n\n{build}\n\n"
+            if build
+            else ""
+        )
+        + "Queries (hashed stand-in encoder; the same data in every row):\n\n"
+        + "\n".join(lat)
+        + "\n"
+    )
+    print(body)
+    if args.write:
+        with (HERE / "RESULTS.md").open("a") as f:
+            f.write(f"\n## Sharded collections on Ray ({time.strftime('%Y-%m-%d')})\n\n")
+            f.write(f"{machine_line()}\n\n{body}")
+
+
+if __name__ == "__main__":
+    main()
