@@ -24,7 +24,7 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
     [feedback]
     enabled = true                 # the planner's feedback lens (see query/feedback.py)
     top = 5                        # fused candidates whose stored vectors form the centroid
-    weight = 0.5                   # feedback query = normalise(query + weight * centroid)
+    weight = 0.3                   # feedback query = normalise(query + weight * centroid)
     [docs]                         # page-aware ranking of documentation (query/pages.py)
     group_by_page = false          # one hit per page for every search (docs_search always)
     hidden_kinds = ["nav_group", "source_file"]   # kinds that compete only when asked for
@@ -72,7 +72,7 @@ class Rerank:
 class Feedback:
     enabled: bool = True
     top: int = 5
-    weight: float = 0.5
+    weight: float = 0.3
 
 
 @dataclass(frozen=True)
