@@ -537,6 +537,7 @@ def serve(
 
     col = Collection.open(collection)
     col.warm()  # the first request must not pay for loading the lexicon and the encoder
+    col.follow()  # a root another process publishes is served within a second
     if host not in http.LOOPBACK and not api_key:
         err.print(f"warning: listening on {host} without an API key", markup=False)
     err.print(f"serving {collection} (root {col.root[:12]}) on http://{host}:{port}", markup=False)
@@ -551,6 +552,7 @@ def mcp_(collection: CollectionOpt) -> None:
 
     col = Collection.open(collection)
     col.warm()
+    col.follow()
     run_stdio(col)
 
 
