@@ -208,12 +208,17 @@ def _open_existing(collection: Path) -> Any:
 
 def _read_checked(fmt: str, source: Path, schema_file: Path | None) -> Any:
     """The source's batch, or one InputError: missing, unreadable, or no documents."""
-    if not source.exists():
-        from cogitave.errors import IngestError
+    from cogitave.errors import IngestError
 
+    if not source.exists():
         raise IngestError(f"source not found: {source} (to remove its nodes: cogitave delete)")
     try:
         batch = _read_source(fmt, source, schema_file)
+    except IngestError as e:
+        hint = "" if e.details.get("errors") else _format_hint(source, fmt)
+        if not hint:  # bad records, or nothing else fits: the reader's own words
+            raise
+        raise IngestError(e.message + hint, details=e.details) from e
     except PermissionError as e:
         raise InputError(f"cannot read {e.filename or source}: permission denied") from e
     except (UnicodeDecodeError, IsADirectoryError, NotADirectoryError) as e:
@@ -273,7 +278,7 @@ def sync_source(
     if report and not quiet:
         err.print(report, markup=False)
     out.print(
-        sync_line(source_id, res, len(batch.nodes), len(col), col.root),
+        sync_line(source_id, res, len(batch.nodes), len(batch.problems), len(col), col.root),
         markup=False,
         soft_wrap=True,
     )
