@@ -219,3 +219,35 @@ def test_watch_syncs_once_per_burst(tmp_path: Path) -> None:
     roots = len(list((col / "roots").glob("*.json")))
     assert roots == 4  # empty, first sync, the burst, the file back
     assert os.path.exists(col / "HEAD")
+
+
+def test_watch_waits_for_another_writer(tmp_path: Path) -> None:
+    """A burst that meets another writer's lock is synced once the lock is free, not lost."""
+    from cogitave.store.roots import RootStore
+
+    src, col = tmp_path / "r.jsonl", tmp_path / "col"
+    records(src, ["a"])
+    cli_module.sync_source(src, col, "jsonl", None, False, None, False, True)
+    store = RootStore(col)
+    before = store.head()
+    stop = threading.Event()
+    watcher = threading.Thread(
+        target=cli_module.watch_source,
+        args=(src, col, "jsonl", None, False, None, False, stop),
+        daemon=True,
+    )
+    watcher.start()
+    time.sleep(1.0)
+    try:
+        with store.writer_lock():
+            records(src, ["a", "b"])
+            time.sleep(2.0)  # the burst has fired and met the lock
+            assert store.head() == before
+        deadline = time.monotonic() + 30
+        while store.head() == before:
+            assert time.monotonic() < deadline, "the burst was lost"
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        watcher.join(timeout=30)
+    assert not watcher.is_alive()

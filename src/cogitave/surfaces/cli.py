@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -298,6 +299,10 @@ def sync_line(source: str, res: Any, read: int, skipped: int, live: int, root: s
     )
 
 
+WATCH_LOCK_TRIES = 20
+"""Attempts (0.5 s apart) of a watch's sync while another writer holds the lock."""
+
+
 def watch_source(
     source: Path,
     collection: Path,
@@ -315,10 +320,19 @@ def watch_source(
     err.print(f"watching {source} (Ctrl-C stops)", markup=False)
 
     def burst(paths: set[Path]) -> None:
-        try:
-            sync_source(source, collection, fmt, schema, skip_bad, name, add_only, quiet=True)
-        except CogitaveError as e:
-            sys.stderr.write(f"error[{e.code}]: {' '.join(e.message.split())}\n")
+        from cogitave.errors import ConflictError
+
+        for attempt in range(WATCH_LOCK_TRIES):
+            try:
+                sync_source(source, collection, fmt, schema, skip_bad, name, add_only, quiet=True)
+            except ConflictError as e:  # another writer: this burst must not be lost
+                if attempt + 1 < WATCH_LOCK_TRIES:
+                    time.sleep(0.5)
+                    continue
+                sys.stderr.write(f"error[{e.code}]: {' '.join(e.message.split())}\n")
+            except CogitaveError as e:
+                sys.stderr.write(f"error[{e.code}]: {' '.join(e.message.split())}\n")
+            break
         sys.stdout.flush()
 
     try:
