@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -172,11 +173,16 @@ def test_unreadable_folder(
     assert not (tmp_path / "col").exists()
 
 
+CLI_WATCH = [sys.executable, "-m", "cogitave.surfaces.cli", "watch"]
+
+
 def test_watch_syncs_once_per_burst(tmp_path: Path) -> None:
     src, col = tmp_path / "r.jsonl", tmp_path / "col"
     records(src, ["a", "b"])
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cogitave.surfaces.cli", "watch", "-c", str(col), str(src)],
+        # a burst ends after 1.5 s without a change: the test's three writes stay one burst
+        # even when a busy machine pauses the test between them
+        [*CLI_WATCH, "-c", str(col), str(src), "--debounce", "1500"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -184,12 +190,18 @@ def test_watch_syncs_once_per_burst(tmp_path: Path) -> None:
     lines: queue.Queue[str] = queue.Queue()
     assert proc.stdout is not None
 
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line)
+    errors: queue.Queue[str] = queue.Queue()
 
-    threading.Thread(target=pump, daemon=True).start()
+    def pump(stream: Any, into: queue.Queue[str]) -> None:
+        for line in stream:
+            into.put(line)
+
+    pumps = [
+        threading.Thread(target=pump, args=(proc.stdout, lines), daemon=True),
+        threading.Thread(target=pump, args=(proc.stderr, errors), daemon=True),
+    ]
+    for t in pumps:
+        t.start()
 
     def next_line(timeout: float = 90) -> str:
         return lines.get(timeout=timeout)
@@ -201,21 +213,34 @@ def test_watch_syncs_once_per_burst(tmp_path: Path) -> None:
         records(src, ["a", "b", "c"])
         records(src, ["a", "b", "c", "d"])
         records(src, ["b", "c", "d"], word="lake")
-        line = next_line(30)
+        line = next_line(60)
         assert "2 added" in line and "1 deleted" in line and "1 changed" in line, line
         with pytest.raises(queue.Empty):
-            lines.get(timeout=1.5)  # no second publish for the same burst
+            lines.get(timeout=3)  # no second publish for the same burst
         src.unlink()  # a vanished source: an error line, the collection kept, still watching
         records(tmp_path / "other.jsonl", ["x"])  # noise beside the file is ignored
-        time.sleep(1.5)
+        deadline = time.monotonic() + 60
+        while "source not found" not in errors.get(timeout=60):
+            assert time.monotonic() < deadline
         src.write_text(json.dumps({"uid": "z", "title": "zed", "body": "back"}) + "\n")
-        line = next_line(30)
+        line = next_line(60)
         assert "1 added" in line and "3 deleted" in line, line
     finally:
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise AssertionError("watch did not stop on SIGINT") from None
+        finally:
+            for t in pumps:
+                t.join(timeout=10)
+            proc.stdout.close()
+            assert proc.stderr is not None
+            proc.stderr.close()
+    err = "".join(errors.queue)
     assert proc.returncode == 0, err
-    assert "source not found" in err and "Traceback" not in err
+    assert "stopped watching" in err and "Traceback" not in err
     roots = len(list((col / "roots").glob("*.json")))
     assert roots == 4  # empty, first sync, the burst, the file back
     assert os.path.exists(col / "HEAD")

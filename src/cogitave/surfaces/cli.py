@@ -100,6 +100,10 @@ AddOnlyOpt = Annotated[
     typer.Option("--add-only", help="Add and replace, never delete (a stream of JSONL records)."),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q")]
+DebounceOpt = Annotated[
+    int,
+    typer.Option("--debounce", min=10, help="Milliseconds without a change that end a burst."),
+]
 
 
 @app.command()
@@ -114,13 +118,14 @@ def index(
     watch_: Annotated[
         bool, typer.Option("--watch", help="Then keep the source in sync as files change.")
     ] = False,
+    debounce: DebounceOpt = 300,
     quiet: QuietOpt = False,
 ) -> None:
     """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
     ones replaced, vanished ones deleted; nothing changed, no new root."""
     sync_source(source, collection, fmt, schema, skip_bad, name, add_only, quiet)
     if watch_:
-        watch_source(source, collection, fmt, schema, skip_bad, name, add_only)
+        watch_source(source, collection, fmt, schema, skip_bad, name, add_only, debounce=debounce)
 
 
 @app.command()
@@ -132,10 +137,11 @@ def watch(
     skip_bad: SkipBadOpt = False,
     name: SourceOpt = None,
     add_only: AddOnlyOpt = False,
+    debounce: DebounceOpt = 300,
 ) -> None:
     """Sync SOURCE now, then again after every burst of file changes (Ctrl-C stops)."""
     sync_source(source, collection, fmt, schema, skip_bad, name, add_only, quiet=True)
-    watch_source(source, collection, fmt, schema, skip_bad, name, add_only)
+    watch_source(source, collection, fmt, schema, skip_bad, name, add_only, debounce=debounce)
 
 
 @app.command()
@@ -312,6 +318,8 @@ def watch_source(
     name: str | None,
     add_only: bool,
     stop: Any = None,
+    *,
+    debounce: int = 300,
 ) -> None:
     """Sync SOURCE after each burst of changes (one publish per burst) until ``stop`` is set
     or Ctrl-C; a failed sync prints its error and the watch goes on."""
@@ -336,7 +344,9 @@ def watch_source(
         sys.stdout.flush()
 
     try:
-        watch_changes(source, burst, ignore=[collection], stop=stop)
+        watch_changes(
+            source, burst, ignore=[collection], stop=stop, quiet_ms=debounce, max_ms=10 * debounce
+        )
     except KeyboardInterrupt:
         err.print("stopped watching", markup=False)
 
