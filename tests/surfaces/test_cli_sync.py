@@ -226,12 +226,14 @@ def test_watch_syncs_once_per_burst(tmp_path: Path) -> None:
         line = next_line(60)
         assert "1 added" in line and "3 deleted" in line, line
     finally:
-        proc.send_signal(signal.SIGINT)
+        # SIGTERM: a test run in the background inherits an ignored SIGINT
+        proc.send_signal(signal.SIGTERM)
         try:
             proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
-            raise AssertionError("watch did not stop on SIGINT") from None
+            proc.wait()
+            raise AssertionError("watch did not stop on SIGTERM") from None
         finally:
             for t in pumps:
                 t.join(timeout=10)

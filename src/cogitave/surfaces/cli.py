@@ -343,6 +343,16 @@ def watch_source(
             break
         sys.stdout.flush()
 
+    import signal
+    import threading
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM (a service manager, or a shell whose background jobs ignore SIGINT) stops
+        # the watch as Ctrl-C does; a publish it interrupts leaves HEAD as any crash does
+        signal.signal(signal.SIGTERM, interrupt)
     try:
         watch_changes(
             source, burst, ignore=[collection], stop=stop, quiet_ms=debounce, max_ms=10 * debounce
