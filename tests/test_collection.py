@@ -116,7 +116,10 @@ def test_publish_killed_at_random_points_leaves_whole_head(tmp_path):
             [sys.executable, "-c", CHILD, str(path), str(trial)],
             stdout=subprocess.PIPE,
             cwd=root_dir,
-            env={**os.environ, "PYTHONPATH": str(root_dir)},
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join((str(root_dir / "src"), str(root_dir))),
+            },
         )
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == b"ready"  # imports done: kill mid-publish
