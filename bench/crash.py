@@ -22,7 +22,11 @@ Where the kill landed is read back from the directory afterwards (a root not rep
 a manifest that HEAD does not name, HEAD temp files, scratch files in tmp/).
 
     .venv/bin/python bench/crash.py [--trials 100] [--encoder none|default] [--seed 1]
-        [--batch 50] [--per-collection 10]
+        [--batch 50] [--per-collection 10] [--updates] [--sync]
+
+With ``--sync`` the child re-indexes one source per loop (``Collection.sync`` over a sliding
+window of records: a batch added, the oldest batch deleted), and the checks add that HEAD's
+source maps name exactly its live nodes.
 
 Prints markdown tables; writes nothing outside a temporary directory.
 """
@@ -64,11 +68,28 @@ CHILD = textwrap.dedent(
     from cogitave import Collection
     from tests.conftest import make_nodes
     path, seed, batch, updates = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    mode = sys.argv[5]
     col = Collection.open(path)
-    nodes = make_nodes(batch * 200, seed=seed)
+    nodes = make_nodes(batch * 205, seed=seed)
     start = len(col)
     print("ready", flush=True)
     for i in range(200):
+        if mode == "sync":
+            # a sliding window over the records: each sync adds a batch, deletes the oldest
+            # batch (with --updates also changes 3 nodes): every kind of write a re-index makes
+            window = [type(n)(uid=f"s{seed}-{n.uid}", kind=n.kind, dims=n.dims)
+                      for n in nodes[i * batch:(i + 3) * batch]]
+            if updates == "1":
+                window[:3] = [type(n)(uid=n.uid, kind=n.kind, dims={**n.dims, "title": f"x{i}"})
+                              for n in window[:3]]
+            sys.stdout.write(f"begin {time.monotonic()}\\n")
+            sys.stdout.flush()
+            res = col.sync(f"s{seed}", window, retention=100_000)
+            rid = res.root or col.root
+            sys.stdout.write(f"done {rid} {time.monotonic()}\\n")
+            sys.stdout.flush()
+            time.sleep(0.02)
+            continue
         # new uids, a delete and (with --updates) replacements: every kind of segment write
         for n in nodes[i * batch:(i + 1) * batch]:
             col.add([type(n)(uid=f"s{seed}-{n.uid}", kind=n.kind, dims=n.dims)])
@@ -102,16 +123,17 @@ class Trial:
 
 
 UPDATES = False  # --updates: also replace nodes by uid in every publish
+MODE = "publish"  # --sync: the child re-indexes a source (adds, deletes, changes) instead
 
 
 def child(path: Path, seed: int, batch: int) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(path), str(seed), str(batch), str(int(UPDATES))],
+        [sys.executable, "-c", CHILD, str(path), str(seed), str(batch), str(int(UPDATES)), MODE],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT / "src"), str(ROOT)))},
     )
 
 
@@ -290,6 +312,13 @@ def check(
     if missing:
         trial.failures.append(f"{len(missing)} reported roots are gone")
     trial.roots_verified = len(ok & (before | set(trial.published) | {head}))
+    # the source maps of HEAD name exactly its live nodes (in --sync mode every node has one)
+    recorded = {u for s in col.sources() for u in col.source_uids(s)}
+    live = set(col.snapshot.nodes.nid_of)
+    if recorded - live:
+        trial.failures.append(f"{len(recorded - live)} uids recorded for a source are not live")
+    if MODE == "sync" and live - recorded:
+        trial.failures.append(f"{len(live - recorded)} live nodes belong to no source")
     for rid, want in answers.items():
         fresh = Collection.open(path, root=rid)
         for q, uids in want.items():
@@ -318,9 +347,16 @@ def main() -> None:
         help="also replace 3 nodes by uid per publish (verify then reports the graph losing "
         "replaced nodes: a publish bug, not a crash-safety one)",
     )
+    ap.add_argument(
+        "--sync",
+        action="store_true",
+        help="the child re-indexes a source (Collection.sync: adds, deletes, changes) "
+        "instead of publishing staged adds",
+    )
     args = ap.parse_args()
-    global UPDATES
+    global UPDATES, MODE
     UPDATES = args.updates
+    MODE = "sync" if args.sync else "publish"
     encoder = DEFAULT_ENCODER if args.encoder == "default" else None
     rng = random.Random(args.seed)
     base = Path(tempfile.mkdtemp(prefix="cogitave-crash-"))
@@ -354,8 +390,9 @@ def report(trials: list[Trial], args: argparse.Namespace, seconds: float) -> Non
     failed = [t for t in trials if t.failures]
     print()
     print(
-        f"## Crash safety: SIGKILL during publish (encoder {args.encoder}, seed {args.seed}, "
-        f"batch {args.batch}{', updates' if args.updates else ''})"
+        f"## Crash safety: SIGKILL during {'sync' if args.sync else 'publish'} (encoder "
+        f"{args.encoder}, seed {args.seed}, batch {args.batch}"
+        f"{', updates' if args.updates else ''})"
     )
     print()
     print(

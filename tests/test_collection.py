@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -115,7 +116,10 @@ def test_publish_killed_at_random_points_leaves_whole_head(tmp_path):
             [sys.executable, "-c", CHILD, str(path), str(trial)],
             stdout=subprocess.PIPE,
             cwd=root_dir,
-            env={**os.environ, "PYTHONPATH": str(root_dir)},
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join((str(root_dir / "src"), str(root_dir))),
+            },
         )
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == b"ready"  # imports done: kill mid-publish
@@ -145,3 +149,77 @@ def test_uid_rank_orders_live_nodes_by_uid(collection):
     assert [table.uid_of[int(n)] for n in by_rank] == sorted(table.nid_of)
     dead = np.flatnonzero(~table.alive)
     assert len(dead) and (table.uid_rank[dead] == len(live)).all()
+
+
+# -- following HEAD ------------------------------------------------------------------------------
+PUBLISHER = """
+import sys
+from cogitave import Collection, Node
+col = Collection.open(sys.argv[1])
+col.add([Node(uid="from-elsewhere", kind="doc", dims={"title": "zebra crossing", "body": "x"})])
+print(col.publish())
+"""
+
+
+def publish_elsewhere(path: Path) -> str:
+    """Publish a root from another process; returns its id."""
+    proc = subprocess.run(
+        [sys.executable, "-c", PUBLISHER, str(path)], capture_output=True, text=True, check=True
+    )
+    return proc.stdout.strip()
+
+
+def wait_for(pred: Callable[[], bool], seconds: float) -> float:
+    """Seconds until ``pred()`` held (fails after ``seconds``)."""
+    t0 = time.monotonic()
+    while not pred():
+        assert time.monotonic() - t0 < seconds, "timed out"
+        time.sleep(0.01)
+    return time.monotonic() - t0
+
+
+def test_follow_picks_up_a_root_published_elsewhere(collection: Collection) -> None:
+    old_root = collection.root
+    in_flight = collection.engine()  # what a request running now holds
+    collection.follow(interval=0.05)
+    try:
+        rid = publish_elsewhere(collection.store.path)
+        assert wait_for(lambda: collection.root == rid, 1.5) < 1.5
+        assert collection.changed_at is not None
+        assert collection.search("zebra crossing").results[0].uid == "from-elsewhere"
+        # the request in flight finishes on its root
+        assert in_flight.snap.root == old_root
+        assert "from-elsewhere" not in in_flight.snap.nodes.nid_of
+    finally:
+        collection.unfollow()
+
+
+def test_refresh_is_a_stat_until_head_moves(collection: Collection) -> None:
+    assert collection.refresh() is False
+    rid = publish_elsewhere(collection.store.path)
+    assert collection.refresh() is True and collection.root == rid
+    assert collection.refresh() is False
+
+
+def test_a_pinned_collection_does_not_follow(collection: Collection) -> None:
+    pinned = Collection.open(collection.store.path, root=collection.root)
+    publish_elsewhere(collection.store.path)
+    assert pinned.refresh() is False and pinned.root == collection.root
+
+
+def test_server_names_the_new_root(collection: Collection) -> None:
+    from fastapi.testclient import TestClient
+
+    from cogitave.surfaces.http import create_app
+
+    collection.follow(interval=0.05)
+    try:
+        with TestClient(create_app(collection), base_url="http://127.0.0.1") as client:
+            before = client.get("/roots").json()["current"]
+            rid = publish_elsewhere(collection.store.path)
+            assert before != rid
+            wait_for(lambda: client.get("/roots").json()["current"] == rid, 1.5)
+            body = client.post("/search", json={"query": "zebra crossing"}).json()
+            assert body["results"][0]["uid"] == "from-elsewhere"
+    finally:
+        collection.unfollow()

@@ -209,7 +209,7 @@ def _popen(args: list[str], stderr: Any = subprocess.PIPE) -> subprocess.Popen[s
         stderr=stderr,
         text=True,
         cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join((str(REPO / "src"), str(REPO)))},
     )
 
 

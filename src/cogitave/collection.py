@@ -6,12 +6,18 @@
 
 A ``Collection`` reads through a pinned snapshot (HEAD when opened, or a retained root by id)
 and writes through :func:`cogitave.publish.publish`. After ``publish()`` the collection
-moves to the new root; other open readers keep theirs.
+moves to the new root; other open readers keep theirs until they :meth:`~Collection.refresh`
+(servers :meth:`~Collection.follow` HEAD: a ``stat`` of the HEAD file a few times a second).
+
+>>> col.sync("docs", nodes)                           # doctest: +SKIP
+>>> col.follow()                                      # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,12 +30,17 @@ from cogitave.graph.query import GraphQueryResult, query_graph
 from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
 from cogitave.graph.traverse import Direction
 from cogitave.nodes import Node
-from cogitave.publish import Progress, empty_manifest, publish
+from cogitave.publish import Progress, Published, empty_manifest, publish
+from cogitave.publish import sync as sync_source
 from cogitave.query.engine import Engine
 from cogitave.query.types import SearchRequest, SearchResponse
 from cogitave.schema import Schema
 from cogitave.store.roots import DEFAULT_RETENTION, RootInfo, RootStore
 from cogitave.store.snapshot import Snapshot
+from cogitave.sync import SourceUpdate, read_sources
+
+FOLLOW_INTERVAL = 0.25
+"""Seconds between two looks at HEAD when following it (a ``stat``; a read when it moved)."""
 
 
 class Collection:
@@ -43,7 +54,12 @@ class Collection:
         self._snapshots: dict[str, Snapshot] = {}
         self._engines: dict[str, Engine] = {}
         self._pinned = root
+        self._head_sig = self._head_stat()
         self.snapshot = self._snapshot(root or store.head())
+        self.changed_at: float | None = None
+        """Wall time the collection last moved to a root another writer published."""
+        self._follower: threading.Thread | None = None
+        self._stop = threading.Event()
 
     # -- lifecycle --------------------------------------------------------------------------
     @classmethod
@@ -142,6 +158,47 @@ class Collection:
         self.snapshot = self._snapshot(rid)
         return rid
 
+    def sync(
+        self,
+        source: str,
+        nodes: Sequence[Node],
+        *,
+        add_only: bool = False,
+        progress: Progress | None = None,
+        retention: int = DEFAULT_RETENTION,
+    ) -> Published:
+        """Make the nodes recorded for ``source`` equal to ``nodes``: new uids added, changed
+        ones replaced, missing ones deleted (kept with ``add_only``), other sources untouched.
+        Staged changes are not included. Nothing changed: no new root (``root`` is None)."""
+        res = sync_source(
+            self.store,
+            SourceUpdate(source, list(nodes), add_only),
+            progress=progress,
+            retention=retention,
+        )
+        if res.root:
+            self.snapshot = self._snapshot(res.root)
+        return res
+
+    def delete_source(
+        self, source: str, *, progress: Progress | None = None, retention: int = DEFAULT_RETENTION
+    ) -> Published:
+        """Delete every node recorded for ``source`` and forget the source."""
+        if source not in self.sources():
+            raise NotFoundError(
+                f"no source {source!r} in {self.store.path}; known: "
+                + (", ".join(sorted(self.sources())) or "none")
+            )
+        return self.sync(source, [], progress=progress, retention=retention)
+
+    def sources(self) -> dict[str, int]:
+        """Sources recorded in the current root: name -> number of nodes."""
+        return {k: v["nodes"] for k, v in (self.snapshot.manifest.get("sources") or {}).items()}
+
+    def source_uids(self, source: str) -> list[str]:
+        """The uids recorded for ``source`` in the current root."""
+        return sorted(read_sources(self.store, self.snapshot.manifest).get(source, {}))
+
     def compact(
         self, progress: Progress | None = None, *, retention: int = DEFAULT_RETENTION
     ) -> str:
@@ -152,6 +209,58 @@ class Collection:
         rid = publish(self.store, [], [], progress=progress, retention=retention, compact=True)
         self.snapshot = self._snapshot(rid)
         return rid
+
+    # -- following HEAD -----------------------------------------------------------------------
+    def _head_stat(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.store.path / "HEAD")
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def refresh(self) -> bool:
+        """Move to HEAD if another writer moved it (a ``stat`` when it did not). The new root
+        is opened and warmed before it replaces the current one, so requests never wait for
+        it; a request already running keeps the snapshot it started with. Pinned: no-op."""
+        if self._pinned:
+            return False
+        sig = self._head_stat()
+        if sig == self._head_sig:
+            return False
+        rid = self.store.head()
+        if rid == self.snapshot.root:
+            self._head_sig = sig
+            return False
+        snap = self._snapshot(rid)
+        self.engine(rid).warm()
+        self._head_sig = sig
+        self.snapshot = snap  # one reference assignment: readers see the old or the new root
+        self.changed_at = time.time()
+        return True
+
+    def follow(self, interval: float = FOLLOW_INTERVAL) -> None:
+        """Follow HEAD from a background thread (servers call this once); a root that fails
+        to open is retried on the next look and the current one kept meanwhile."""
+        if self._follower is not None or self._pinned:
+            return
+        self._stop.clear()
+
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    self.refresh()
+                except Exception:  # e.g. a root retired mid-open: keep serving, look again
+                    self._head_sig = None
+
+        self._follower = threading.Thread(target=loop, name="cogitave-follow", daemon=True)
+        self._follower.start()
+
+    def unfollow(self) -> None:
+        """Stop following HEAD."""
+        self._stop.set()
+        if self._follower is not None:
+            self._follower.join()
+        self._follower = None
 
     # -- reads ------------------------------------------------------------------------------
     def engine(self, root: str | None = None) -> Engine:

@@ -3,11 +3,14 @@
 The write path, in order (a crash at any step leaves HEAD on the previous, whole root):
 
 1. take the writer lock; read HEAD (a publish always applies on top of the current HEAD);
-2. resolve deletes and replacements to the nids they kill;
+2. resolve deletes and replacements to the nids they kill (a sync first plans them: the
+   source's recorded uid -> hash map against what it holds now, see :mod:`cogitave.sync`;
+   nothing changed, no root);
 3. lexical: hard-link the previous segment files, delete by uid, add, commit, store files;
 4. node segment: records, offsets, nids, deletes;
 5. write-time expansion: statistics delta (+ added, - removed), applied to the previous ones;
-   per-dimension embeddings of the added nodes (the collection's encoder) into vector
+   per-dimension embeddings of the added nodes (the collection's encoder, behind the
+   collection's text -> vector cache: :mod:`cogitave.store.textvecs`) into vector
    segments, kept to a few per dimension by a tiered merge policy (``compact`` merges each
    dimension into one; see :mod:`cogitave.store.vectors`);
 6. manifest -> ``roots/<sha256>.json``; then HEAD moves (write temp, fsync, rename, fsync dir);
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,7 +40,9 @@ from cogitave.store.lexical import LexicalWriter
 from cogitave.store.nodes import NodeTable, write_node_segment
 from cogitave.store.roots import DEFAULT_RETENTION, RootStore
 from cogitave.store.terms import backfill_terms
+from cogitave.store.textvecs import TextVectors
 from cogitave.store.vectors import write_vectors
+from cogitave.sync import SourceUpdate, forget, node_hash, plan, read_sources, rehash, write_sources
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: called as long stages advance."""
@@ -64,6 +70,19 @@ def empty_manifest(
     }
 
 
+@dataclass
+class Published:
+    """What one publish or sync did. ``root`` is None when nothing changed (no new root)."""
+
+    root: str | None
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    encoded: int = 0
+    reused: int = 0
+
+
 def publish(
     store: RootStore,
     adds: Sequence[Node],
@@ -84,98 +103,166 @@ def publish(
     adds or deletes the other parts of the root are reused as they are. ``embedded`` maps texts
     to vectors already made by the collection's encoder (a distributed build embeds on its
     workers); texts it lacks are encoded here."""
-    progress = progress or _noop
     with store.writer_lock():
-        store.init()
-        if store.exists():
-            base_id: str | None = store.head()
-            base = store.read_root(base_id)
-        else:
-            if schema is None:
-                raise SchemaError("a new collection needs a schema")
-            base_id, base = None, empty_manifest(schema)
-        schema = Schema.from_dict(base["schema"])
-        for n in adds:
-            try:
-                check_against(n, schema)
-            except ValueError as e:
-                raise SchemaError(f"node {n.uid!r}: {e}") from e
+        base_id, base = _base(store, schema)
+        sources = read_sources(store, base)
+        gone = set(deletes) - {n.uid for n in adds}
+        touched = forget(sources, gone) | rehash(sources, adds)
+        extra = {**(extra or {}), "sources": write_sources(store, base, sources, touched)}
+        res = _write(
+            store,
+            base_id,
+            base,
+            adds,
+            deletes,
+            progress,
+            retention,
+            extra,
+            compact=compact,
+            embedded=embedded,
+        )
+        assert res.root is not None
+        return res.root
+
+
+def sync(
+    store: RootStore,
+    update: SourceUpdate,
+    *,
+    schema: Schema | None = None,
+    progress: Progress | None = None,
+    retention: int = DEFAULT_RETENTION,
+) -> Published:
+    """Make the part of the collection that came from ``update.name`` equal to what the
+    source holds now (see :func:`cogitave.sync.plan`), on top of HEAD. Nothing changed: no
+    new root (``root`` is None)."""
+    with store.writer_lock():
+        base_id, base = _base(store, schema)
+        sources = read_sources(store, base)
         table = NodeTable(store, base["segments"], base["next_nid"])
-        gone_uids = set(deletes) | {n.uid for n in adds}
-        killed = np.asarray(
-            sorted(table.nid_of[u] for u in gone_uids if u in table.nid_of), np.uint64
+
+        def live_hash(uid: str) -> str | None:
+            nid = table.nid_of.get(uid)
+            return None if nid is None else node_hash(Node.from_record(table.record(nid)))
+
+        p = plan(sources, update, live_hash)
+        out = Published(None, p.added, p.changed, p.deleted, p.unchanged)
+        if p.empty:
+            return out
+        extra = {"sources": write_sources(store, base, p.sources, p.touched)}
+        res = _write(store, base_id, base, p.adds, p.deleted, progress, retention, extra)
+        out.root, out.encoded, out.reused = res.root, res.encoded, res.reused
+        return out
+
+
+def _base(store: RootStore, schema: Schema | None) -> tuple[str | None, dict[str, Any]]:
+    """HEAD's id and manifest (under the writer lock), or an empty first root."""
+    store.init()
+    if store.exists():
+        base_id = store.head()
+        return base_id, store.read_root(base_id)
+    if schema is None:
+        raise SchemaError("a new collection needs a schema")
+    return None, empty_manifest(schema)
+
+
+def _write(
+    store: RootStore,
+    base_id: str | None,
+    base: dict[str, Any],
+    adds: Sequence[Node],
+    deletes: Sequence[str],
+    progress: Progress | None,
+    retention: int,
+    extra: dict[str, Any] | None,
+    *,
+    compact: bool = False,
+    embedded: Mapping[str, np.ndarray] | None = None,
+) -> Published:
+    """Steps 2-7 of the write path, under the writer lock the caller holds."""
+    progress = progress or _noop
+    schema = Schema.from_dict(base["schema"])
+    for n in adds:
+        try:
+            check_against(n, schema)
+        except ValueError as e:
+            raise SchemaError(f"node {n.uid!r}: {e}") from e
+    table = NodeTable(store, base["segments"], base["next_nid"])
+    gone_uids = set(deletes) | {n.uid for n in adds}
+    killed = np.asarray(sorted(table.nid_of[u] for u in gone_uids if u in table.nid_of), np.uint64)
+    next_nid = int(base["next_nid"])
+    nids = np.arange(next_nid, next_nid + len(adds), dtype=np.uint64)
+
+    if compact and not adds and not len(killed) and base["lexical"]["files"]:
+        files = dict(base["lexical"]["files"])  # as it is (a commit may merge segments)
+    else:
+        work = store.tmp / uuid.uuid4().hex
+        lex = LexicalWriter(store, schema, base["lexical"]["files"] or None, work / "lex")
+        lex.delete(u for u in gone_uids if u in table.nid_of)
+        for i, (nid, node) in enumerate(zip(nids.tolist(), adds, strict=True)):
+            lex.add(nid, node)
+            if i % 1000 == 0:
+                progress("lexical", i, len(adds))
+        progress("lexical", len(adds), len(adds))
+        files = lex.commit()
+
+    segments = list(base["segments"])
+    if compact:  # node segments written before the forward term index get theirs
+        segments = backfill_terms(
+            store, schema, segments, lambda n: Node.from_record(table.record(n))
         )
-        next_nid = int(base["next_nid"])
-        nids = np.arange(next_nid, next_nid + len(adds), dtype=np.uint64)
+    if len(adds) or len(killed):
+        segments.append(write_node_segment(store, adds, nids, killed, schema))
 
-        if compact and not adds and not len(killed) and base["lexical"]["files"]:
-            files = dict(base["lexical"]["files"])  # as it is (a commit may merge segments)
-        else:
-            work = store.tmp / uuid.uuid4().hex
-            lex = LexicalWriter(store, schema, base["lexical"]["files"] or None, work / "lex")
-            lex.delete(u for u in gone_uids if u in table.nid_of)
-            for i, (nid, node) in enumerate(zip(nids.tolist(), adds, strict=True)):
-                lex.add(nid, node)
-                if i % 1000 == 0:
-                    progress("lexical", i, len(adds))
-            progress("lexical", len(adds), len(adds))
-            files = lex.commit()
+    builder = StatsBuilder(schema)
+    builder.add_all(adds, +1)
+    builder.add_all((table.node(int(n)) for n in killed), -1)
+    base_stats = (
+        CorpusStats.from_bytes(store.get_bytes(base["stats_obj"]))
+        if base.get("stats_obj")
+        else None
+    )
+    stats = builder.apply(base_stats)
 
-        segments = list(base["segments"])
-        if compact:  # node segments written before the forward term index get theirs
-            segments = backfill_terms(
-                store, schema, segments, lambda n: Node.from_record(table.record(n))
-            )
-        if len(adds) or len(killed):
-            segments.append(write_node_segment(store, adds, nids, killed, schema))
+    alive = np.zeros(next_nid + len(adds), bool)
+    alive[: len(table.alive)] = table.alive
+    alive[killed.astype(np.int64)] = False
+    alive[nids.astype(np.int64)] = True
+    cache = TextVectors(
+        store, base.get("text_vectors"), (base.get("encoder") or {}).get("name", "")
+    )
+    vectors = _embed(
+        store, schema, base, adds, nids, alive, progress, cache, compact=compact, embedded=embedded
+    )
+    added_uids = {n.uid for n in adds}
+    gone = [u for n in killed if (u := table.uid_of[int(n)]) not in added_uids]
+    graph_entry = _graph(store, base, adds, gone)
 
-        builder = StatsBuilder(schema)
-        builder.add_all(adds, +1)
-        builder.add_all((table.node(int(n)) for n in killed), -1)
-        base_stats = (
-            CorpusStats.from_bytes(store.get_bytes(base["stats_obj"]))
-            if base.get("stats_obj")
-            else None
-        )
-        stats = builder.apply(base_stats)
-
-        alive = np.zeros(next_nid + len(adds), bool)
-        alive[: len(table.alive)] = table.alive
-        alive[killed.astype(np.int64)] = False
-        alive[nids.astype(np.int64)] = True
-        vectors = _embed(
-            store, schema, base, adds, nids, alive, progress, compact=compact, embedded=embedded
-        )
-        added_uids = {n.uid for n in adds}
-        gone = [u for n in killed if (u := table.uid_of[int(n)]) not in added_uids]
-        graph_entry = _graph(store, base, adds, gone)
-
-        manifest: dict[str, Any] = {
-            **base,
-            **(extra or {}),
-            "parent": base_id,
-            "lexical": {"files": files},
-            "segments": segments,
-            "stats_obj": store.put_bytes(stats.to_bytes()),
-            "next_nid": next_nid + len(adds),
-            "vectors": vectors,
-            "graph": graph_entry,
-        }
-        manifest.pop("created", None)
-        manifest.pop("format", None)
-        manifest["counts"] = {
-            **manifest.get("counts", {}),
-            "nodes": table.live_count - len(killed) + len(adds),
-            "edges": graph_entry["edges"],
-        }
-        manifest["counts"]["vector_rows"] = {
-            d: sum(e["count"] for e in v) for d, v in vectors.items()
-        }
-        store.check_objects(manifest)  # hashes the new objects once; readers then only stat
-        rid = store.write_root(manifest)
-        store.set_head(rid)
-        store.retain(retention)
-        return rid
+    manifest: dict[str, Any] = {
+        **base,
+        **(extra or {}),
+        "parent": base_id,
+        "lexical": {"files": files},
+        "segments": segments,
+        "stats_obj": store.put_bytes(stats.to_bytes()),
+        "next_nid": next_nid + len(adds),
+        "vectors": vectors,
+        "graph": graph_entry,
+        "text_vectors": cache.entry(),
+    }
+    manifest.pop("created", None)
+    manifest.pop("format", None)
+    manifest["counts"] = {
+        **manifest.get("counts", {}),
+        "nodes": table.live_count - len(killed) + len(adds),
+        "edges": graph_entry["edges"],
+    }
+    manifest["counts"]["vector_rows"] = {d: sum(e["count"] for e in v) for d, v in vectors.items()}
+    store.check_objects(manifest)  # hashes the new objects once; readers then only stat
+    rid = store.write_root(manifest)
+    store.set_head(rid)
+    store.retain(retention)
+    return Published(rid, encoded=cache.encoded, reused=cache.reused)
 
 
 def _embed(
@@ -186,6 +273,7 @@ def _embed(
     nids: np.ndarray,
     alive: np.ndarray,
     progress: Progress,
+    cache: TextVectors,
     *,
     compact: bool = False,
     embedded: Mapping[str, np.ndarray] | None = None,
@@ -203,12 +291,8 @@ def _embed(
             per_dim[dim][0].append(nid)
             per_dim[dim][1].append(text)
     texts = {d: (np.asarray(ids, np.uint64), items) for d, (ids, items) in per_dim.items()}
-    # One encoder pass over the distinct texts: a node with one semantic dimension has the
-    # same text in it and in the whole-node vector, and it is encoded once.
+    # One encoder pass over the distinct texts (a facet's text may equal a node's whole text).
     distinct = list(dict.fromkeys(t for _, items in texts.values() for t in items))
-    given = embedded or {}
-    known = [t for t in distinct if t in given]
-    distinct = [t for t in distinct if t not in given]
     total = len(distinct)
     done = 0
 
@@ -217,26 +301,36 @@ def _embed(
         done += k
         progress("embed", done, total)
 
-    matrix = np.zeros((0, spec["dim"]), np.float32)
-    if total:
-        encoder = load_encoder(spec["name"])
+    given = embedded or {}
+
+    def encode(new: list[str]) -> np.ndarray:
+        if given and all(t in given for t in new):  # embedded elsewhere (a distributed build)
+            step(total - len(new))
+            rows = np.stack([given[t] for t in new]) if new else np.zeros((0, spec["dim"]))
+            step(len(new))
+            return rows.astype(np.float32)
+        encoder = load_encoder(spec["name"])  # loaded only when some text is new
         if encoder.dim != spec["dim"]:
             raise EncoderError(
                 f"encoder {spec['name']!r} gives {encoder.dim}-d vectors, the collection "
                 f"stores {spec['dim']}-d"
             )
+        step(total - len(new))  # the reused ones
+        return encoder.encode(new, progress=step)
+
+    if total:
         progress("embed", 0, total)
-        matrix = encoder.encode(distinct, progress=step)
-    if known:
-        matrix = np.concatenate([matrix, np.stack([given[t] for t in known]).astype(np.float32)])
-        distinct += known
+    # texts embedded before in this collection are read back, not encoded again
+    matrix = cache.encode(distinct, encode, spec["dim"])
+    if total:
+        progress("embed", total, total)
     row_of = {t: i for i, t in enumerate(distinct)}
 
-    def encode(dim: str, items: list[str]) -> np.ndarray:
+    def rows(dim: str, items: list[str]) -> np.ndarray:
         return matrix[[row_of[t] for t in items]]
 
     return write_vectors(
-        store, base.get("vectors", {}), texts, encode, alive, compact=compact, progress=progress
+        store, base.get("vectors", {}), texts, rows, alive, compact=compact, progress=progress
     )
 
 

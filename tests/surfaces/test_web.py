@@ -429,3 +429,28 @@ def test_node_content_renders_as_markdown_without_raw_html(browser: Any, server:
     assert out["hrefs"] == ["https://example.org/two", "../other/"]  # javascript: dropped
     assert out["code"] == [["language-python", "x = '<b>'"]]
     assert out["tags"][:3] == ["h4", "p", "p"] and "ul" in out["tags"] and "pre" in out["tags"]
+
+
+def test_the_page_shows_when_the_root_changed(browser: Any, tmp_path: Path) -> None:
+    from tests.conftest import SCHEMA, make_nodes
+
+    live = Collection.create(tmp_path / "col", SCHEMA, encoder=None)
+    live.add(make_nodes(20))
+    live.publish()
+    live.follow(interval=0.05)
+    try:
+        with LiveServer(live) as s:
+            open_page(browser, s.url)
+            wait_for(lambda: "nodes" in text_of(browser, "#root-line"), "the root line")
+            assert "root changed" not in text_of(browser, "#root-line")
+            writer = Collection.open(live.store.path)  # another writer, as another process
+            writer.add(make_nodes(3, seed=9))
+            rid = writer.publish()
+            line = wait_for(
+                lambda: "root changed" in (t := text_of(browser, "#root-line")) and t,
+                "the root change on the page",
+                timeout=15,
+            )
+            assert rid[:12] in line
+    finally:
+        live.unfollow()

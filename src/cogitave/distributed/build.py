@@ -36,7 +36,7 @@ from cogitave.errors import ConflictError, InputError
 from cogitave.expand import embed as embed_mod
 from cogitave.expand.embed import DEFAULT_BATCH_SIZE, Encoder, load_encoder
 from cogitave.nodes import Node
-from cogitave.publish import empty_manifest, publish, whole_text
+from cogitave.publish import embed_texts, empty_manifest, publish
 from cogitave.schema import Schema
 from cogitave.store.graph import GraphSegment, write_graph_segment
 from cogitave.store.graph import apply as apply_graph
@@ -54,16 +54,12 @@ class _EncoderSpec:
 
 
 def texts_to_embed(nodes: Sequence[Node], schema: Schema) -> list[str]:
-    """The distinct texts a publish of ``nodes`` embeds (semantic dimensions, whole text)."""
+    """The distinct texts a publish of ``nodes`` embeds (:func:`cogitave.publish.embed_texts`:
+    the whole text once, each semantic facet's own)."""
     out: dict[str, None] = {}
     for n in nodes:
-        for d in schema.semantic:
-            t = n.text(d)
-            if t.strip():
-                out[t] = None
-        w = whole_text(n, schema)
-        if w.strip():
-            out[w] = None
+        for t in embed_texts(n, schema).values():
+            out[t] = None
     return list(out)
 
 

@@ -1,5 +1,5 @@
-"""The command line: ``cogitave index | search | roots | eval | verify | compact | demo |
-serve | mcp``.
+"""The command line: ``cogitave index | watch | delete | search | roots | eval | verify |
+compact | demo | serve | mcp``.
 
 A thin surface over :class:`cogitave.collection.Collection`. Errors of the engine print one
 line (``error[code]: message``) on stderr and exit 2 for bad input, 1 otherwise; never a
@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -117,28 +118,51 @@ def _read_source(
     raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
 
 
+SourceOpt = Annotated[
+    str | None,
+    typer.Option("--source", help="Name of the source (default: its resolved path)."),
+]
+FormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        "-f",
+        help="auto | jsonl | beir | cranfield | docs (MkDocs, Hugo, Docusaurus, VitePress, "
+        "Sphinx, Markdown/MDX/RST folder; markdown is the same)",
+    ),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", help="Site URL that makes page URLs absolute (over config)."),
+]
+SchemaOpt = Annotated[Path | None, typer.Option(help="Schema file (TOML).")]
+SkipBadOpt = Annotated[bool, typer.Option("--skip-bad", help="Write good records, list bad ones.")]
+AddOnlyOpt = Annotated[
+    bool,
+    typer.Option("--add-only", help="Add and replace, never delete (a stream of JSONL records)."),
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q")]
+DebounceOpt = Annotated[
+    int,
+    typer.Option("--debounce", min=10, help="Milliseconds without a change that end a burst."),
+]
+
+
 @app.command()
 def index(
     source: Annotated[Path, typer.Argument(help="File or folder to index.")],
     collection: CollectionOpt,
-    fmt: Annotated[
-        str,
-        typer.Option(
-            "--format",
-            "-f",
-            help="auto | jsonl | beir | cranfield | docs (MkDocs, Hugo, Docusaurus, VitePress, "
-            "Sphinx, Markdown/MDX/RST folder; markdown is the same)",
-        ),
-    ] = "auto",
-    base_url: Annotated[
-        str | None,
-        typer.Option("--base-url", help="Site URL that makes page URLs absolute (over config)."),
-    ] = None,
-    schema: Annotated[Path | None, typer.Option(help="Schema file (TOML).")] = None,
-    skip_bad: Annotated[
-        bool, typer.Option("--skip-bad", help="Write good records, list bad ones.")
+    fmt: FormatOpt = "auto",
+    base_url: BaseUrlOpt = None,
+    schema: SchemaOpt = None,
+    skip_bad: SkipBadOpt = False,
+    name: SourceOpt = None,
+    add_only: AddOnlyOpt = False,
+    watch_: Annotated[
+        bool, typer.Option("--watch", help="Then keep the source in sync as files change.")
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+    debounce: DebounceOpt = 300,
+    quiet: QuietOpt = False,
     shards: Annotated[
         int | None, typer.Option("--shards", help="Create a sharded collection of N shards.")
     ] = None,
@@ -147,11 +171,202 @@ def index(
         int, typer.Option("--embed-actors", help="Encoder actors of a --ray build.")
     ] = 1,
 ) -> None:
-    """Index SOURCE into the collection (created if absent), then publish a new root."""
+    """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
+    ones replaced, vanished ones deleted; nothing changed, no new root."""
+    sync_source(
+        source,
+        collection,
+        fmt,
+        schema,
+        skip_bad,
+        name,
+        add_only,
+        quiet,
+        base_url=base_url,
+        shards=shards,
+        ray=ray,
+        embed_actors=embed_actors,
+    )
+    if watch_:
+        watch_source(
+            source,
+            collection,
+            fmt,
+            schema,
+            skip_bad,
+            name,
+            add_only,
+            debounce=debounce,
+            base_url=base_url,
+        )
+
+
+@app.command()
+def watch(
+    source: Annotated[Path, typer.Argument(help="File or folder to keep in sync.")],
+    collection: CollectionOpt,
+    fmt: FormatOpt = "auto",
+    base_url: BaseUrlOpt = None,
+    schema: SchemaOpt = None,
+    skip_bad: SkipBadOpt = False,
+    name: SourceOpt = None,
+    add_only: AddOnlyOpt = False,
+    debounce: DebounceOpt = 300,
+) -> None:
+    """Sync SOURCE now, then again after every burst of file changes (Ctrl-C stops)."""
+    sync_source(
+        source, collection, fmt, schema, skip_bad, name, add_only, quiet=True, base_url=base_url
+    )
+    watch_source(
+        source,
+        collection,
+        fmt,
+        schema,
+        skip_bad,
+        name,
+        add_only,
+        debounce=debounce,
+        base_url=base_url,
+    )
+
+
+@app.command()
+def delete(
+    collection: CollectionOpt,
+    uid: Annotated[list[str] | None, typer.Option("--uid", help="A node uid (repeatable).")] = None,
+    name: Annotated[
+        str | None, typer.Option("--source", help="Delete every node of this source.")
+    ] = None,
+) -> None:
+    """Delete nodes by uid, or a whole source, and publish a new root."""
+    if bool(uid) == bool(name):
+        raise InputError("give --uid UID (repeatable) or --source NAME")
+    col = _open_existing(collection)
+    if name is not None:
+        res = col.delete_source(name)
+        out.print(
+            f"deleted source {name}: {len(res.deleted)} nodes; root {_short(res.root)}, "
+            f"{len(col)} live nodes",
+            markup=False,
+        )
+        return
+    assert uid is not None
+    live = [u for u in dict.fromkeys(uid) if u in col.snapshot.nodes.nid_of]
+    if not live:
+        out.print(f"no such nodes in {collection}; nothing changed (root {col.root[:12]})")
+        return
+    col.delete(live)
+    rid = col.publish()
+    missing = len(set(uid)) - len(live)
+    out.print(
+        f"deleted {len(live)} nodes"
+        + (f" ({missing} unknown uids ignored)" if missing else "")
+        + f"; root {rid[:12]}, {len(col)} live nodes",
+        markup=False,
+    )
+
+
+def _short(rid: str | None) -> str:
+    return rid[:12] if rid else "-"
+
+
+def _check_collection(collection: Path) -> None:
+    """A collection path must be a collection or a folder to create one in."""
+    if collection.exists() and not collection.is_dir():
+        raise InputError(f"--collection {collection} is a file, not a collection folder")
+    from cogitave.distributed.layout import is_sharded
+
+    if not collection.is_dir() or (collection / "HEAD").is_file() or is_sharded(collection):
+        return
+    try:
+        names = {p.name for p in collection.iterdir()}
+    except PermissionError as e:
+        raise InputError(f"cannot read --collection {collection}: permission denied") from e
+    if names - _LAYOUT:  # never write a collection into a folder of other files
+        raise InputError(
+            f"--collection {collection} is a folder that holds other files, not a collection"
+        )
+
+
+_LAYOUT = {"HEAD", "LOCK", "objects", "roots", "snapshots", "tmp", "objects.verified"}
+
+
+def _open_existing(collection: Path) -> Any:
+    from cogitave.collection import Collection
+    from cogitave.errors import NotFoundError
+
+    _check_collection(collection)
+    if not Collection.exists(collection):
+        raise NotFoundError(f"no collection at {collection}")
+    return Collection.open(collection)
+
+
+def _read_checked(
+    fmt: str, source: Path, schema_file: Path | None, base_url: str | None = None
+) -> Any:
+    """The source's batch, or one InputError: missing, unreadable, or no documents."""
+    from cogitave.errors import IngestError
+
+    if not source.exists():
+        raise IngestError(f"source not found: {source} (to remove its nodes: cogitave delete)")
+    try:
+        batch = _read_source(fmt, source, schema_file, base_url)
+    except IngestError as e:
+        hint = "" if e.details.get("errors") else _format_hint(source, fmt)
+        if not hint:  # bad records, or nothing else fits: the reader's own words
+            raise
+        raise IngestError(e.message + hint, details=e.details) from e
+    except PermissionError as e:
+        raise InputError(f"cannot read {e.filename or source}: permission denied") from e
+    except (UnicodeDecodeError, IsADirectoryError, NotADirectoryError) as e:
+        raise InputError(f"cannot read {source}: {e}") from e
+    if not batch.nodes and not batch.problems:
+        raise InputError(f"no {fmt} documents in {source}{_format_hint(source, fmt)}")
+    return batch
+
+
+_EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".jsonl": "jsonl"}
+
+
+def _format_hint(source: Path, fmt: str) -> str:
+    """'; found 12 .md files: try --format markdown' when another format fits."""
+    if not source.is_dir():
+        return ""
+    seen: dict[str, int] = {}
+    for i, p in enumerate(source.rglob("*")):
+        if i > 20_000:
+            break
+        if (f := _EXTENSIONS.get(p.suffix.lower())) and f != fmt:
+            seen[f] = seen.get(f, 0) + 1
+    if not seen:
+        return ""
+    f, n = max(seen.items(), key=lambda kv: kv[1])
+    return f"; found {n} {f} files: try --format {f}"
+
+
+def sync_source(
+    source: Path,
+    collection: Path,
+    fmt: str,
+    schema: Path | None,
+    skip_bad: bool,
+    name: str | None,
+    add_only: bool,
+    quiet: bool,
+    *,
+    base_url: str | None = None,
+    shards: int | None = None,
+    ray: str | None = None,
+    embed_actors: int = 1,
+) -> Any:
+    """Read SOURCE, sync it into the collection and print what changed; every check runs
+    before the collection is touched."""
     from cogitave.collection import Collection
     from cogitave.distributed.layout import is_sharded
 
-    batch = _read_source(fmt, source, schema, base_url)
+    _check_collection(collection)
+    source_id = name or str(source.resolve())
+    batch = _read_checked(fmt, source, schema, base_url)
     if batch.problems and not skip_bad:
         batch.raise_if_bad()
     for p in batch.problems:
@@ -163,17 +378,97 @@ def index(
         col = Collection.open(collection)
     else:
         col = Collection.create(collection, batch.schema)
-    col.add(batch.nodes)
     with progress_bar(not quiet) as bar:
-        rid = col.publish(progress=bar)
+        res = col.sync(source_id, batch.nodes, add_only=add_only, progress=bar)
     report = getattr(batch, "report", None)
-    if report:
+    if report and not quiet:
         err.print(report, markup=False)
     out.print(
-        f"indexed {len(batch.nodes)} nodes ({len(batch.problems)} skipped) into {collection}; "
-        f"root {rid[:12]}, {len(col)} live nodes",
+        sync_line(source_id, res, len(batch.nodes), len(batch.problems), len(col), col.root),
         markup=False,
+        soft_wrap=True,
     )
+    return res
+
+
+def sync_line(source: str, res: Any, read: int, skipped: int, live: int, root: str) -> str:
+    """One line for one sync: what was read, what changed, what was embedded, the root."""
+    head = f"indexed {read} nodes ({skipped} skipped) from {source}: "
+    if res.root is None:
+        return head + f"nothing changed; root stays {root[:12]}, {live} live nodes"
+    return head + (
+        f"{len(res.added)} added, {len(res.changed)} changed, "
+        f"{len(res.deleted)} deleted, {res.unchanged} unchanged; "
+        f"{res.encoded} texts embedded, {res.reused} reused; "
+        f"root {res.root[:12]}, {live} live nodes"
+    )
+
+
+WATCH_LOCK_TRIES = 20
+"""Attempts (0.5 s apart) of a watch's sync while another writer holds the lock."""
+
+
+def watch_source(
+    source: Path,
+    collection: Path,
+    fmt: str,
+    schema: Path | None,
+    skip_bad: bool,
+    name: str | None,
+    add_only: bool,
+    stop: Any = None,
+    *,
+    debounce: int = 300,
+    base_url: str | None = None,
+) -> None:
+    """Sync SOURCE after each burst of changes (one publish per burst) until ``stop`` is set
+    or Ctrl-C; a failed sync prints its error and the watch goes on."""
+    from cogitave.sync import watch as watch_changes
+
+    err.print(f"watching {source} (Ctrl-C stops)", markup=False)
+
+    def burst(paths: set[Path]) -> None:
+        from cogitave.errors import ConflictError
+
+        for attempt in range(WATCH_LOCK_TRIES):
+            try:
+                sync_source(
+                    source,
+                    collection,
+                    fmt,
+                    schema,
+                    skip_bad,
+                    name,
+                    add_only,
+                    quiet=True,
+                    base_url=base_url,
+                )
+            except ConflictError as e:  # another writer: this burst must not be lost
+                if attempt + 1 < WATCH_LOCK_TRIES:
+                    time.sleep(0.5)
+                    continue
+                sys.stderr.write(f"error[{e.code}]: {' '.join(e.message.split())}\n")
+            except CogitaveError as e:
+                sys.stderr.write(f"error[{e.code}]: {' '.join(e.message.split())}\n")
+            break
+        sys.stdout.flush()
+
+    import signal
+    import threading
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM (a service manager, or a shell whose background jobs ignore SIGINT) stops
+        # the watch as Ctrl-C does; a publish it interrupts leaves HEAD as any crash does
+        signal.signal(signal.SIGTERM, interrupt)
+    try:
+        watch_changes(
+            source, burst, ignore=[collection], stop=stop, quiet_ms=debounce, max_ms=10 * debounce
+        )
+    except KeyboardInterrupt:
+        err.print("stopped watching", markup=False)
 
 
 def _index_sharded(
@@ -524,6 +819,7 @@ def serve(
     )
     col = _open_any(collection, ray)
     col.warm()  # the first request must not pay for loading the lexicon and the encoder
+    col.follow()  # a root another process publishes is served within a second
     if host not in http.LOOPBACK and not api_key:
         err.print(f"warning: listening on {host} without an API key", markup=False)
     err.print(f"serving {collection} (root {col.root[:12]}) on http://{host}:{port}", markup=False)
@@ -537,6 +833,7 @@ def mcp_(collection: CollectionOpt, ray: RayOpt = None) -> None:
 
     col = _open_any(collection, ray)
     col.warm()
+    col.follow()
     run_stdio(col)
 
 

@@ -37,6 +37,8 @@ const state = {
   history: [], // uids of nodes opened before the current one
   current: null,
   nodeSeq: 0,
+  root: null, // the root the server answered from at the last look
+  rootChange: null, // { from, at } when the server moved to another root
 };
 
 const $ = (id) => document.getElementById(id);
@@ -988,13 +990,22 @@ function syncUrl() {
   if (u.href !== location.href) history.replaceState(null, "", u);
 }
 
+const ROOT_POLL_MS = 5000;
+
 async function loadRoots() {
   try {
     const data = await api("GET", "/roots");
     const head = (data.roots || []).find((r) => r.id === data.current) || {};
+    // another writer published: the server follows HEAD, the page says when it moved
+    if (state.root && data.current !== state.root) state.rootChange = { from: state.root, at: new Date() };
+    state.root = data.current;
     const line = clear($("root-line"), "root ", el("code", { title: data.current, text: shortRoot(data.current) }));
     if (head.nodes !== undefined) line.append(` · ${head.nodes} nodes · ${head.edges} edges`);
     if (head.created) line.append(` · published ${head.created.slice(0, 19).replace("T", " ")}`);
+    if (state.rootChange) {
+      const c = state.rootChange;
+      line.append(" · ", el("strong", { class: "root-changed", text: `root changed at ${c.at.toLocaleTimeString()} (was ${shortRoot(c.from)}): search again for fresh results` }));
+    }
   } catch (e) {
     if (e.status !== 401) $("root-line").textContent = `cannot read the roots: ${e.message}`;
   }
@@ -1068,6 +1079,7 @@ function start() {
   });
   document.addEventListener("keydown", onKey);
   loadRoots();
+  setInterval(() => { if (!document.hidden) loadRoots(); }, ROOT_POLL_MS);
   const url = new URL(location.href);
   const initial = url.searchParams.get("q");
   const node = url.searchParams.get("node");
