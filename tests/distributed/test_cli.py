@@ -58,7 +58,7 @@ def test_eval_on_sharded(indexed, tmp_path) -> None:
         str(tmp_path / "qrels.tsv"),
         "--json",
     )
-    assert set(json.loads(proc.stdout)["systems"]) == {"bm25", "dense", "hybrid"}
+    assert set(json.loads(proc.stdout)["systems"]) == {"bm25", "dense", "hybrid", "planned"}
 
 
 def test_ray_needs_a_sharded_collection(indexed) -> None:

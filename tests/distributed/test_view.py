@@ -171,8 +171,16 @@ def test_dead_shard_names_it_or_flags_partial(built) -> None:
     assert isinstance(live.server, ShardServer)
 
 
-def test_planned_is_refused_clearly(views) -> None:
-    from cogitave.errors import QueryError
-
-    with pytest.raises(QueryError, match="available: bm25, dense, hybrid"):
-        sharded_search(views[2], SearchRequest(query="cancer", mode="planned"))
+def test_planned_runs_the_one_engine_on_shards(views, one, scifact_slice) -> None:
+    """The engine's stages read the port, so a sharded view runs the whole planner: the same
+    top 10 as the ordinary collection (every shard here is under the exact-search size)."""
+    _, queries = scifact_slice
+    texts = queries[:25]
+    for n in (2, 4):
+        same = 0
+        for q in texts:
+            req = SearchRequest(query=q, mode="planned", limit=10)
+            got = sharded_search(views[n], req)
+            assert got.diagnostics["plan"] is not None and got.diagnostics["shards"] == n
+            same += got.uids == one.search(req).uids
+        assert same >= 0.96 * len(texts), (n, same)

@@ -70,7 +70,7 @@ class ShardedCollection:
         return sharded_search(self.view, req)
 
     def warm(self) -> None:
-        _ = self.view.stats, self.view.graph
+        self.view.warm()
 
     def get(self, uid: str, *, root: str | None = None) -> Node:
         nid = self.view.id_of(uid)

@@ -226,6 +226,10 @@ class ShardedView:
     def settings(self) -> Settings:
         return Settings.from_dict(self._settings)
 
+    def warm(self) -> None:
+        """Read what a first query needs: the summed statistics and the graph."""
+        _ = self.stats, self.graph
+
     @property
     def encoder_name(self) -> str | None:
         return self._encoder
