@@ -16,7 +16,7 @@ from cogitave import Collection, Node
 from cogitave.expand.embed import register_encoder
 from cogitave.ingest.jsonl import read_jsonl
 from cogitave.ingest.markdown import read_markdown
-from cogitave.publish import whole_text
+from cogitave.publish import embed_texts
 from cogitave.store.roots import referenced_objects
 from cogitave.store.textvecs import MAX_SEGMENTS
 from cogitave.store.verify import verify_collection
@@ -58,10 +58,9 @@ def counting() -> CountingEncoder:
 
 def texts_of(nodes: Sequence[Node], schema: object = SCHEMA) -> set[str]:
     """Every distinct text the write path embeds for ``nodes``."""
-    out = set()
+    out: set[str] = set()
     for n in nodes:
-        out |= {t for d in schema.semantic if (t := n.text(d)).strip()}  # type: ignore[attr-defined]
-        out.add(whole_text(n, schema))  # type: ignore[arg-type]
+        out |= set(embed_texts(n, schema).values())  # type: ignore[arg-type]
     return out
 
 
@@ -258,11 +257,11 @@ def test_no_text_is_embedded_twice(counting: CountingEncoder, tmp_path: Path) ->
     counting.texts.clear()
     assert col.sync("s", nodes).root is None and counting.texts == []
 
-    # one node's body changes: its body and whole-node texts are new, its title is not
+    # one node's body changes: its whole text (the one text a fields-only node embeds) is new
     edited = Node(uid=nodes[3].uid, kind="doc", dims={**nodes[3].dims, "body": "brand new body"})
     res = col.sync("s", [*nodes[:3], edited, *nodes[4:]])
-    assert sorted(counting.texts) == sorted({"brand new body", whole_text(edited, col.schema)})
-    assert (res.encoded, res.reused) == (2, 1)
+    assert sorted(counting.texts) == sorted(set(embed_texts(edited, col.schema).values()))
+    assert (res.encoded, res.reused) == (1, 0)
 
     # a rename (new uid, same text) and a node copied from a deleted one: nothing encoded
     counting.texts.clear()

@@ -72,7 +72,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_cli_index_picks_docs_and_takes_a_base_url(tmp_path: Path) -> None:
     col = tmp_path / "col"
-    proc = cli("index", "--collection", str(col), str(FIXTURES / "vitepress"), "-q",
+    proc = cli("index", "--collection", str(col), str(FIXTURES / "vitepress"),
                "--base-url", "https://other.example/v/")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "markdown (vitepress)" in proc.stderr

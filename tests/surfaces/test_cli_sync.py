@@ -146,9 +146,9 @@ def test_bad_input_is_one_line_exit_2_collection_unchanged(
     if files_before is not None:
         assert sorted(p.name for p in col.iterdir()) == files_before
     if case == "no_documents_of_the_format":
-        assert "found 2 markdown files: try --format markdown" in proc.stderr
+        assert "try --format docs" in proc.stderr
     if case == "empty_markdown_folder":
-        assert "no markdown documents in" in proc.stderr
+        assert "no documents for --format markdown in" in proc.stderr
 
 
 def test_unreadable_folder(
@@ -159,7 +159,7 @@ def test_unreadable_folder(
     tree = tmp_path / "locked"
     tree.mkdir()
 
-    def denied(fmt: str, source: Path, schema: object) -> object:
+    def denied(fmt: str, source: Path, schema: object, base_url: object = None) -> object:
         raise PermissionError(13, "Permission denied", str(source / "page.md"))
 
     monkeypatch.setattr(cli_module, "_read_source", denied)

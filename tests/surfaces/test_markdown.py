@@ -108,13 +108,15 @@ def test_docs_search_answers_markdown_with_breadcrumb_url_and_code(col: Collecti
     (res,) = tool_calls(col, ("docs_search", {"query": "install with pip", "limit": 5}))
     assert not res.is_error, text(res)
     md = text(res)
-    assert "## Installation › Using pip" in md
-    assert f"{SITE}/tutorial/install/#using-pip" in md
+    # grouped by page: the install page (or its best section) answers, with its absolute URL
+    assert "## Installation" in md
+    assert f"{SITE}/tutorial/install/" in md
     assert "```bash\npip install demo-package\n```" in md
     assert balanced(md) and estimate_tokens(md) <= 2000
     assert not md.lstrip().startswith("{")  # not JSON
     body = res.structured_content
-    assert body["budget"]["max_tokens"] == 2000 and body["budget"]["shown"] == len(body["results"])
+    assert body["budget"]["max_tokens"] == 2000
+    assert 1 <= body["budget"]["shown"] <= len(body["results"])
     assert json.dumps(body, separators=(",", ":")).count(col.root) == 1
     assert all(r["url"].startswith(SITE) for r in body["results"] if r["kind"] != "code_sample")
 
@@ -230,7 +232,7 @@ def test_stdio_markdown_and_fetch(col: Collection) -> None:
             return s, f
 
     s, f = anyio.run(run)
-    assert "## Installation › Using pip" in text(s) and estimate_tokens(text(s)) <= 300
+    assert "## Installation" in text(s) and estimate_tokens(text(s)) <= 300
     assert text(f).startswith("# Installation › Using pip") and "pip install demo-package" in text(
         f
     )
@@ -249,7 +251,7 @@ def test_rest_markdown_search_and_fetch(client: TestClient) -> None:
         json={"query": "install with pip"},
     )
     assert r.headers["content-type"].startswith("text/markdown")
-    assert "## Installation › Using pip" in r.text and estimate_tokens(r.text) <= 300
+    assert "## Installation" in r.text and estimate_tokens(r.text) <= 300
     j = client.get(
         "/fetch", params={"ref": "tutorial/limits", "max_tokens": 400, "offset": 3}
     ).json()
@@ -272,7 +274,7 @@ def test_graphql_markdown_search_and_fetch(client: TestClient) -> None:
     data = client.post("/graphql", json={"query": q, "variables": {"r": "tutorial/limits"}}).json()[
         "data"
     ]
-    assert "## Installation › Using pip" in data["searchMarkdown"]["markdown"]
+    assert "## Installation" in data["searchMarkdown"]["markdown"]
     assert data["searchMarkdown"]["tokens"] <= 300
     assert data["fetch"]["uid"] == "tutorial/limits" and data["fetch"]["nextOffset"] > 0
 
