@@ -17,8 +17,18 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
 from cogitave.errors import CogitaveError, InputError
 
@@ -36,9 +46,22 @@ CollectionOpt = Annotated[Path, typer.Option("--collection", "-c", help="Collect
 FORMATS = ("jsonl", "beir", "cranfield", "markdown")
 
 
+class RateColumn(ProgressColumn):
+    """Items per second: rich's recent window, else the average so far ("-" before any)."""
+
+    def render(self, task: Task) -> Text:
+        """The rate as ``12.3/s``."""
+        speed = task.finished_speed or task.speed
+        elapsed = task.finished_time or task.elapsed
+        if speed is None and task.completed and elapsed:
+            speed = task.completed / elapsed  # one big step: the window has a single sample
+        return Text("-/s" if speed is None else f"{speed:,.1f}/s", style="progress.data.speed")
+
+
 @contextmanager
 def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], None]]:
-    """A rich progress bar driven by ``progress(stage, done, total)`` callbacks."""
+    """A rich progress bar driven by ``progress(stage, done, total)`` callbacks: done/total,
+    rate, elapsed time and the time left per stage."""
     if not enabled:
         yield lambda stage, done, total: None
         return
@@ -46,7 +69,10 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], Non
         TextColumn("{task.description:>10}"),
         BarColumn(),
         MofNCompleteColumn(),
+        RateColumn(),
         TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
         console=err,
         transient=False,
     ) as bar:
@@ -110,12 +136,14 @@ def index(
         col = Collection.open(collection)
     else:
         col = Collection.create(collection, batch.schema)
-    col.add(batch.nodes)
-    with progress_bar(not quiet) as bar:
-        rid = col.publish(progress=bar)
+    # The ingest report (links, problems) comes before the long embedding step, so that a
+    # mistake in the source shows at once.
     report = getattr(batch, "report", None)
     if report:
         err.print(report, markup=False)
+    col.add(batch.nodes)
+    with progress_bar(not quiet) as bar:
+        rid = col.publish(progress=bar)
     out.print(
         f"indexed {len(batch.nodes)} nodes ({len(batch.problems)} skipped) into {collection}; "
         f"root {rid[:12]}, {len(col)} live nodes",
