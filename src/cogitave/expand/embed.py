@@ -54,8 +54,13 @@ class EncoderUnavailable(Exception):
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 #: sentence-transformers' max_seq_length for all-MiniLM-L6-v2 (tokens, incl. [CLS]/[SEP]).
 MAX_SEQ_LENGTH = 256
-#: Texts per onnxruntime call; measured fastest on a 2-core box for ~200-word documents.
-DEFAULT_BATCH_SIZE = 8
+#: Texts per onnxruntime call. bench/indexing.py --encoder on 64 SciFact abstracts, best of 2
+#: on a 2-core box at load 18-22 (texts/s, batch 8/16/32/64): one call on 2 threads
+#: 1.6/1.8/2.1/1.9, two calls on 1 thread each 1.9/1.5/2.0/1.4. 32 was the best of both and is
+#: the floor's batch; with length-sorted windows a larger batch costs no padding. The machine
+#: was too busy for the gap between the two ways of using the cores to mean anything, so the
+#: simpler one (one call, all threads: ``workers=1``) stays the default.
+DEFAULT_BATCH_SIZE = 32
 QUERY_CACHE_SIZE = 4096
 ST_PREFIX = "sentence-transformers:"
 ST_EXTRA = "cogitave-query[st]"
