@@ -543,3 +543,25 @@ def test_query_cache_over_real_encoder(encoder: OnnxMiniLMEncoder) -> None:
     queries = ["insulin resistance causes", "what is a vector database"]
     np.testing.assert_array_equal(cache.encode_queries(queries), cache.encode_queries(queries))
     np.testing.assert_allclose(cache.encode_queries(queries), encoder.encode(queries), atol=1e-6)
+
+
+def test_failed_progress_stops_the_queued_batches(
+    encoder: OnnxMiniLMEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs: list[int] = []
+    run = encoder._run
+
+    def counted(session: object, ids: Sequence[list[int]]) -> np.ndarray:
+        runs.append(len(ids))
+        return run(session, ids)  # type: ignore[arg-type]
+
+    def stop(k: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(encoder, "_run", counted)
+    texts = [f"{MEDIUM[i % len(MEDIUM)]} {i}" for i in range(100)]
+    with pytest.raises(KeyboardInterrupt):
+        encoder.encode(texts, batch_size=2, progress=stop)
+    # Two windows of 8 batches were queued when the first result was collected; the batches
+    # still waiting were dropped, not run (without the cancel all 16 run).
+    assert len(runs) < 16, len(runs)

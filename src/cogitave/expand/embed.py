@@ -236,18 +236,25 @@ class OnnxMiniLMEncoder:
         window = batch_size * _WINDOW_BATCHES
         pending: deque[tuple[list[int], Future[np.ndarray]]] = deque()
         with ThreadPoolExecutor(self.workers, thread_name_prefix="encode") as pool:
-            for start in range(0, len(order), window):
-                chunk = order[start : start + window]
-                encoded = tokenizer.encode_batch([items[i] for i in chunk])
-                pairs = sorted(zip(chunk, (e.ids for e in encoded), strict=True), key=_width)
-                running = len(pending)
-                for b in range(0, len(pairs), batch_size):
-                    rows, ids = zip(*pairs[b : b + batch_size], strict=True)
-                    pending.append((list(rows), pool.submit(self._run, session, list(ids))))
-                for _ in range(running):  # the previous window, now that this one is queued
+            try:
+                for start in range(0, len(order), window):
+                    chunk = order[start : start + window]
+                    encoded = tokenizer.encode_batch([items[i] for i in chunk])
+                    pairs = sorted(zip(chunk, (e.ids for e in encoded), strict=True), key=_width)
+                    running = len(pending)
+                    for b in range(0, len(pairs), batch_size):
+                        rows, ids = zip(*pairs[b : b + batch_size], strict=True)
+                        pending.append((list(rows), pool.submit(self._run, session, list(ids))))
+                    for _ in range(running):  # the previous window, now this one is queued
+                        self._collect(pending.popleft(), out, progress)
+                while pending:
                     self._collect(pending.popleft(), out, progress)
-            while pending:
-                self._collect(pending.popleft(), out, progress)
+            except BaseException:
+                # A failed batch or an interrupt: drop the queued batches instead of running
+                # them all before the error surfaces.
+                for _, future in pending:
+                    future.cancel()
+                raise
         return out
 
     @staticmethod
