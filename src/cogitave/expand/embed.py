@@ -54,13 +54,13 @@ class EncoderUnavailable(Exception):
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 #: sentence-transformers' max_seq_length for all-MiniLM-L6-v2 (tokens, incl. [CLS]/[SEP]).
 MAX_SEQ_LENGTH = 256
-#: Texts per onnxruntime call. bench/indexing.py --encoder on 64 SciFact abstracts, best of 2
-#: on a 2-core box at load 18-22 (texts/s, batch 8/16/32/64): one call on 2 threads
-#: 1.6/1.8/2.1/1.9, two calls on 1 thread each 1.9/1.5/2.0/1.4. 32 was the best of both and is
-#: the floor's batch; with length-sorted windows a larger batch costs no padding. The machine
-#: was too busy for the gap between the two ways of using the cores to mean anything, so the
-#: simpler one (one call, all threads: ``workers=1``) stays the default.
-DEFAULT_BATCH_SIZE = 32
+#: Texts per onnxruntime call. bench/indexing.py --encoder on 128 SciFact abstracts, best of 2,
+#: 2-core box at load 5-7 (texts/s, batch 8/16/32/64): one call on 2 threads 11.4/11.0/10.5/
+#: 10.4, two calls on 1 thread each 12.5/11.9/10.7/10.2. Batch 8 is fastest for both; two
+#: calls at once beat one call on both threads by 10% at batch 8 (19% in a run at load 20),
+#: but one thread per call makes an idle box's single query slower (4.2 against 3.4 ms, see
+#: bench/RESULTS.md), so the default stays one call on all threads (``workers=1``).
+DEFAULT_BATCH_SIZE = 8
 QUERY_CACHE_SIZE = 4096
 ST_PREFIX = "sentence-transformers:"
 ST_EXTRA = "cogitave-query[st]"
