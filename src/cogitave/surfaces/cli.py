@@ -20,8 +20,18 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
 from cogitave.errors import CogitaveError, InputError
 
@@ -64,9 +74,22 @@ FORMATS = ("auto", "jsonl", "beir", "cranfield", "docs", "markdown")
 SEARCH_FORMATS = ("text", "json", "markdown")
 
 
+class RateColumn(ProgressColumn):
+    """Items per second: rich's recent window, else the average so far ("-" before any)."""
+
+    def render(self, task: Task) -> Text:
+        """The rate as ``12.3/s``."""
+        speed = task.finished_speed or task.speed
+        elapsed = task.finished_time or task.elapsed
+        if speed is None and task.completed and elapsed:
+            speed = task.completed / elapsed  # one big step: the window has a single sample
+        return Text("-/s" if speed is None else f"{speed:,.1f}/s", style="progress.data.speed")
+
+
 @contextmanager
 def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], None]]:
-    """A rich progress bar driven by ``progress(stage, done, total)`` callbacks."""
+    """A rich progress bar driven by ``progress(stage, done, total)`` callbacks: done/total,
+    rate, elapsed time and the time left per stage."""
     if not enabled:
         yield lambda stage, done, total: None
         return
@@ -74,7 +97,10 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], Non
         TextColumn("{task.description:>10}"),
         BarColumn(),
         MofNCompleteColumn(),
+        RateColumn(),
         TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
         console=err,
         transient=False,
     ) as bar:
@@ -378,11 +404,13 @@ def sync_source(
         col = Collection.open(collection)
     else:
         col = Collection.create(collection, batch.schema)
-    with progress_bar(not quiet) as bar:
-        res = col.sync(source_id, batch.nodes, add_only=add_only, progress=bar)
+    # The ingest report (links, problems) comes before the long embedding step, so that a
+    # mistake in the source shows at once.
     report = getattr(batch, "report", None)
     if report and not quiet:
         err.print(report, markup=False)
+    with progress_bar(not quiet) as bar:
+        res = col.sync(source_id, batch.nodes, add_only=add_only, progress=bar)
     out.print(
         sync_line(source_id, res, len(batch.nodes), len(batch.problems), len(col), col.root),
         markup=False,
