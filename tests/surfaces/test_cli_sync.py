@@ -254,13 +254,14 @@ def test_watch_waits_for_another_writer(tmp_path: Path) -> None:
 
     src, col = tmp_path / "r.jsonl", tmp_path / "col"
     records(src, ["a"])
-    cli_module.sync_source(src, col, "jsonl", None, False, None, False, True)
+    spec = cli_module.SourceSpec(src, col, "jsonl")
+    cli_module.sync_source(spec, True)
     store = RootStore(col)
     before = store.head()
     stop = threading.Event()
     watcher = threading.Thread(
         target=cli_module.watch_source,
-        args=(src, col, "jsonl", None, False, None, False, stop),
+        args=(spec, stop),
         daemon=True,
     )
     watcher.start()

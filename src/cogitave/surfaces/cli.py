@@ -15,6 +15,7 @@ import textwrap
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -174,6 +175,20 @@ DebounceOpt = Annotated[
 ]
 
 
+@dataclass(frozen=True)
+class SourceSpec:
+    """What one source is and how to read it: the arguments ``index`` and ``watch`` share."""
+
+    source: Path
+    collection: Path
+    fmt: str = "auto"
+    schema: Path | None = None
+    skip_bad: bool = False
+    name: str | None = None
+    add_only: bool = False
+    base_url: str | None = None
+
+
 @app.command()
 def index(
     source: Annotated[Path, typer.Argument(help="File or folder to index.")],
@@ -199,32 +214,10 @@ def index(
 ) -> None:
     """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
     ones replaced, vanished ones deleted; nothing changed, no new root."""
-    sync_source(
-        source,
-        collection,
-        fmt,
-        schema,
-        skip_bad,
-        name,
-        add_only,
-        quiet,
-        base_url=base_url,
-        shards=shards,
-        ray=ray,
-        embed_actors=embed_actors,
-    )
+    spec = SourceSpec(source, collection, fmt, schema, skip_bad, name, add_only, base_url)
+    sync_source(spec, quiet, shards=shards, ray=ray, embed_actors=embed_actors)
     if watch_:
-        watch_source(
-            source,
-            collection,
-            fmt,
-            schema,
-            skip_bad,
-            name,
-            add_only,
-            debounce=debounce,
-            base_url=base_url,
-        )
+        watch_source(spec, debounce=debounce)
 
 
 @app.command()
@@ -240,20 +233,9 @@ def watch(
     debounce: DebounceOpt = 300,
 ) -> None:
     """Sync SOURCE now, then again after every burst of file changes (Ctrl-C stops)."""
-    sync_source(
-        source, collection, fmt, schema, skip_bad, name, add_only, quiet=True, base_url=base_url
-    )
-    watch_source(
-        source,
-        collection,
-        fmt,
-        schema,
-        skip_bad,
-        name,
-        add_only,
-        debounce=debounce,
-        base_url=base_url,
-    )
+    spec = SourceSpec(source, collection, fmt, schema, skip_bad, name, add_only, base_url)
+    sync_source(spec, quiet=True)
+    watch_source(spec, debounce=debounce)
 
 
 @app.command()
@@ -371,29 +353,23 @@ def _format_hint(source: Path, fmt: str) -> str:
 
 
 def sync_source(
-    source: Path,
-    collection: Path,
-    fmt: str,
-    schema: Path | None,
-    skip_bad: bool,
-    name: str | None,
-    add_only: bool,
+    spec: SourceSpec,
     quiet: bool,
     *,
-    base_url: str | None = None,
     shards: int | None = None,
     ray: str | None = None,
     embed_actors: int = 1,
 ) -> Any:
-    """Read SOURCE, sync it into the collection and print what changed; every check runs
+    """Read the source, sync it into the collection and print what changed; every check runs
     before the collection is touched."""
     from cogitave.collection import Collection
     from cogitave.distributed.layout import is_sharded
 
+    source, collection = spec.source, spec.collection
     _check_collection(collection)
-    source_id = name or str(source.resolve())
-    batch = _read_checked(fmt, source, schema, base_url)
-    if batch.problems and not skip_bad:
+    source_id = spec.name or str(source.resolve())
+    batch = _read_checked(spec.fmt, source, spec.schema, spec.base_url)
+    if batch.problems and not spec.skip_bad:
         batch.raise_if_bad()
     for p in batch.problems:
         sys.stderr.write(f"skipped {p}\n")
@@ -410,7 +386,7 @@ def sync_source(
     if report and not quiet:
         err.print(report, markup=False)
     with progress_bar(not quiet) as bar:
-        res = col.sync(source_id, batch.nodes, add_only=add_only, progress=bar)
+        res = col.sync(source_id, batch.nodes, add_only=spec.add_only, progress=bar)
     out.print(
         sync_line(source_id, res, len(batch.nodes), len(batch.problems), len(col), col.root),
         markup=False,
@@ -436,41 +412,19 @@ WATCH_LOCK_TRIES = 20
 """Attempts (0.5 s apart) of a watch's sync while another writer holds the lock."""
 
 
-def watch_source(
-    source: Path,
-    collection: Path,
-    fmt: str,
-    schema: Path | None,
-    skip_bad: bool,
-    name: str | None,
-    add_only: bool,
-    stop: Any = None,
-    *,
-    debounce: int = 300,
-    base_url: str | None = None,
-) -> None:
+def watch_source(spec: SourceSpec, stop: Any = None, *, debounce: int = 300) -> None:
     """Sync SOURCE after each burst of changes (one publish per burst) until ``stop`` is set
     or Ctrl-C; a failed sync prints its error and the watch goes on."""
     from cogitave.sync import watch as watch_changes
 
-    err.print(f"watching {source} (Ctrl-C stops)", markup=False)
+    err.print(f"watching {spec.source} (Ctrl-C stops)", markup=False)
 
     def burst(paths: set[Path]) -> None:
         from cogitave.errors import ConflictError
 
         for attempt in range(WATCH_LOCK_TRIES):
             try:
-                sync_source(
-                    source,
-                    collection,
-                    fmt,
-                    schema,
-                    skip_bad,
-                    name,
-                    add_only,
-                    quiet=True,
-                    base_url=base_url,
-                )
+                sync_source(spec, quiet=True)
             except ConflictError as e:  # another writer: this burst must not be lost
                 if attempt + 1 < WATCH_LOCK_TRIES:
                     time.sleep(0.5)
@@ -493,7 +447,12 @@ def watch_source(
         signal.signal(signal.SIGTERM, interrupt)
     try:
         watch_changes(
-            source, burst, ignore=[collection], stop=stop, quiet_ms=debounce, max_ms=10 * debounce
+            spec.source,
+            burst,
+            ignore=[spec.collection],
+            stop=stop,
+            quiet_ms=debounce,
+            max_ms=10 * debounce,
         )
     except KeyboardInterrupt:
         err.print("stopped watching", markup=False)
