@@ -12,6 +12,7 @@ from cogitave.errors import QueryGraphError
 from cogitave.graph.traverse import MAX_DEPTH, MAX_ROWS, path_edges, traverse
 from cogitave.nodes import Edge, Node
 from cogitave.store.graph import GraphSegment
+from tests.clock import stopwatch
 
 
 def _chain(n: int) -> GraphSegment:
@@ -102,19 +103,18 @@ def test_deadline_in_the_past_times_out():
 
 def test_deadline_stops_a_long_walk(dense):
     # Paths to depth 4 from every node: millions of expansions; the clock stops it.
-    t = time.monotonic()
-    with pytest.raises(QueryGraphError) as e:
+    with stopwatch() as spent, pytest.raises(QueryGraphError) as e:
         traverse(
             dense,
             range(dense.n_nodes),
             direction="both",
             max_depth=4,
             unique="edge",
-            deadline=t + 0.03,
+            deadline=time.monotonic() + 0.03,
             node_filter=lambda v: False,  # no rows: the row cap never ends the walk
         )
     assert e.value.code == "timeout"
-    assert time.monotonic() - t < 0.2
+    assert spent.within(0.2), spent
 
 
 def test_node_filter_walks_through(dense):
@@ -161,12 +161,14 @@ def test_unknown_seeds_are_ignored():
 
 def test_timing_on_100k_edges(big):
     """Every call on a 100k-edge graph stays in the low milliseconds (row cap bounds it)."""
-    worst = 0.0
+    spent = []
     for seed in range(0, 10_000, 500):
-        t = time.perf_counter()
-        traverse(big, [seed], direction="both", max_depth=4)
-        worst = max(worst, time.perf_counter() - t)
-    assert worst < 0.1
+        with stopwatch() as one:
+            traverse(big, [seed], direction="both", max_depth=4)
+        spent.append(one)
+    # the median is the walk; the worst may hold a garbage collection of the suite's heap
+    assert sorted(s.cpu for s in spent)[len(spent) // 2] < 0.03, spent
+    assert all(s.within(0.25) for s in spent), spent
 
 
 # -- against a brute-force reference --------------------------------------------------------
