@@ -111,3 +111,4 @@ def dense_collection(tmp_path_factory: pytest.TempPathFactory) -> Collection:
     col.add(make_nodes(300))
     col.publish()
     return col
+

@@ -60,6 +60,7 @@ from cogitave.graph.cypher_plan import (
     check_params,
     plan,
 )
+from cogitave.graph.pause import collector_paused
 from cogitave.graph.traverse import MAX_ROWS
 from cogitave.store.graph import GraphSegment
 
@@ -139,23 +140,24 @@ def query_graph(
         limit_default = DEFAULT_LIMIT
     limit_default = max(0, min(limit_default, MAX_LIMIT))
     ex: Executor | None = None
-    try:
-        query = parse(guard(text))
-        bound = check_params(params)
-        the_plan, requested = plan(query, bound, limit_default=limit_default)
-        ex = Executor(graph, the_plan, deadline=deadline, node_props=node_props)
-        page, truncated = ex.run()
-        rows = materialise(graph, page, ex)
-    except QueryGraphError as e:
-        if e.code != "timeout":
-            raise
-        raise _timeout(budget_ms, t0, ex) from None
-    except RecursionError:
-        raise QueryGraphError("syntax", "query nests too deeply; simplify it") from None
-    except Exception as e:  # nothing but QueryGraphError may leave query_graph
-        raise QueryGraphError(
-            "syntax", f"internal error: the query could not be evaluated ({type(e).__name__})"
-        ) from e
+    with collector_paused():
+        try:
+            query = parse(guard(text))
+            bound = check_params(params)
+            the_plan, requested = plan(query, bound, limit_default=limit_default)
+            ex = Executor(graph, the_plan, deadline=deadline, node_props=node_props)
+            page, truncated = ex.run()
+            rows = materialise(graph, page, ex)
+        except QueryGraphError as e:
+            if e.code != "timeout":
+                raise
+            raise _timeout(budget_ms, t0, ex) from None
+        except RecursionError:
+            raise QueryGraphError("syntax", "query nests too deeply; simplify it") from None
+        except Exception as e:  # nothing but QueryGraphError may leave query_graph
+            raise QueryGraphError(
+                "syntax", f"internal error: the query could not be evaluated ({type(e).__name__})"
+            ) from e
     stats: dict[str, Any] = {
         "timeout_ms": budget_ms,
         "limit": the_plan.limit,

@@ -29,6 +29,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from cogitave.errors import QueryGraphError
+from cogitave.graph.pause import collector_paused
 from cogitave.schema import EDGE_LABEL_SET, EDGE_LABELS
 from cogitave.store.graph import GraphSegment
 
@@ -165,14 +166,17 @@ def traverse(
     n = graph.n_nodes
     walk = _walk_nodes if unique == "node" else _walk_edges
     both = direction == "both"
-    try:
-        for seed in seeds:
-            seed = int(seed)
-            if not 0 <= seed < n:
-                continue
-            walk(seed, arms, both, min_depth, max_depth, max_rows, deadline, node_filter, result)
-    except _Full:
-        result.truncated = True
+    with collector_paused():
+        try:
+            for seed in seeds:
+                seed = int(seed)
+                if not 0 <= seed < n:
+                    continue
+                walk(
+                    seed, arms, both, min_depth, max_depth, max_rows, deadline, node_filter, result
+                )
+        except _Full:
+            result.truncated = True
     return result
 
 

@@ -1,0 +1,56 @@
+"""The collector pause around graph calls: off inside, restored after, nested and threaded."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import pytest
+
+from cogitave.errors import QueryGraphError
+from cogitave.graph.pause import collector_paused
+from cogitave.graph.query import query_graph
+
+
+def test_paused_inside_restored_after():
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer call still runs
+    assert gc.isenabled()
+
+
+def test_restored_after_an_error(dense):
+    with pytest.raises(QueryGraphError):
+        query_graph(dense, "MATCH (a)-[*1..4]-(b) RETURN count(*)", timeout_ms=20)
+    assert gc.isenabled()
+
+
+def test_left_disabled_when_it_was_disabled():
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_overlapping_threads_reenable_once_the_last_leaves():
+    inside, leave = threading.Barrier(2), threading.Event()
+
+    def long_call() -> None:
+        with collector_paused():
+            inside.wait()
+            leave.wait()
+
+    t = threading.Thread(target=long_call)
+    t.start()
+    with collector_paused():
+        inside.wait()
+    assert not gc.isenabled()  # the other call is still inside
+    leave.set()
+    t.join()
+    assert gc.isenabled()
