@@ -111,4 +111,3 @@ def dense_collection(tmp_path_factory: pytest.TempPathFactory) -> Collection:
     col.add(make_nodes(300))
     col.publish()
     return col
-
