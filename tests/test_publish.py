@@ -7,6 +7,7 @@ from cogitave.publish import embed_texts, vector_dims, whole_text
 from cogitave.schema import WHOLE, Dimension, Schema
 
 FIELDS = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
+FIELDS_BY_NAME = Schema((Dimension("text", "semantic"), Dimension("title", "semantic")))
 MIXED = Schema(
     (
         Dimension("title", "semantic"),
@@ -25,7 +26,7 @@ def test_fields_share_one_vector_of_the_whole_text():
 
 def test_a_facet_keeps_its_own_vector_and_is_part_of_the_whole_text():
     node = Node("a", dims={"title": "Boots", "body": "for walking", "colour": "red", "size": 42})
-    assert embed_texts(node, MIXED) == {"colour": "red", WHOLE: "Boots\nfor walking\nred"}
+    assert embed_texts(node, MIXED) == {"colour": "red", WHOLE: "red\nBoots\nfor walking"}
     assert vector_dims(MIXED) == ["colour", WHOLE]
 
 
@@ -35,6 +36,14 @@ def test_without_fields_the_text_unit_is_all_semantic_text():
     )
     node = Node("a", dims={"title": "Boots", "m": "leather"})
     assert whole_text(node, facets) == "Boots\nleather"
+
+
+def test_short_texts_come_first_so_truncation_never_drops_a_title():
+    body = " ".join(["word"] * 400)
+    node = Node("a", dims={"text": body, "title": "External sorting"})
+    assert whole_text(node, FIELDS_BY_NAME).startswith("External sorting\n")
+    node = Node("b", dims={"text": "short", "title": "A much longer title than the body"})
+    assert whole_text(node, FIELDS_BY_NAME).startswith("short\n")
 
 
 def test_empty_texts_are_not_sent():

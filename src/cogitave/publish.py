@@ -368,10 +368,18 @@ def vector_dims(schema: Schema) -> list[str]:
 
 
 def whole_text(node: Node, schema: Schema) -> str:
-    """What the ``_all`` vector embeds: all the node's semantic text in schema order, as the
+    """What the ``_all`` vector embeds: all the node's semantic text, shortest first, as the
     BM25 ``all`` field indexes it (facets included: measured on the Debian packages facet set,
-    a fields-only ``_all`` hid "python" and "gtk" from the dense anchor, 0.451 vs 0.561)."""
-    return "\n".join(t for d in schema.semantic if (t := node.text(d).strip()))
+    a fields-only ``_all`` hid "python" and "gtk" from the dense anchor, 0.451 vs 0.561).
+
+    Shortest first because the encoder reads 256 tokens: a title, a description or keywords
+    must not be cut off behind a long body. A stored schema lists its dimensions by name, so
+    "body" or "text" came before "title", and on SciFact (71% of abstracts past 256 tokens)
+    the title was dropped from 81% of the vectors: dense nDCG@10 0.6520 against 0.6605 with the
+    title first, on the same encoder."""
+    texts = [t for d in schema.semantic if (t := node.text(d).strip())]
+    texts.sort(key=len)  # stable: equal lengths keep the schema's order
+    return "\n".join(texts)
 
 
 def embed_texts(node: Node, schema: Schema) -> dict[str, str]:
