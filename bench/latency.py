@@ -64,7 +64,7 @@ from cogitave.query import engine as engine_mod
 from cogitave.query.types import SearchRequest
 from cogitave.schema import WHOLE
 from cogitave.store.lexical import ALL_FIELD
-from cogitave.store.roots import RootStore, referenced_objects
+from cogitave.store.roots import RootStore
 
 HERE = Path(__file__).parent
 KEEP_ROOTS = 10_000  # retain every batch's root (the smaller sizes stay measurable)
@@ -219,21 +219,16 @@ def index_bytes(path: Path, rid: str) -> dict[str, int]:
     store = RootStore(path)
     m = store.read_root(rid)
     out: dict[str, int] = defaultdict(int)
-    lex = set(m["lexical"]["files"].values())
+    lex = set(m.lexical_files.values())
     vec = {
         v
-        for entries in m.get("vectors", {}).values()
+        for entries in m.vectors.values()
         for e in entries
         for k, v in e.items()
         if k.endswith("_obj")
     }
-    hnsw = {
-        e["hnsw_obj"]
-        for entries in m.get("vectors", {}).values()
-        for e in entries
-        if e.get("hnsw_obj")
-    }
-    for obj in set(referenced_objects(m)):
+    hnsw = {e["hnsw_obj"] for entries in m.vectors.values() for e in entries if e.get("hnsw_obj")}
+    for obj in set(m.objects()):
         size = store.object_path(obj).stat().st_size
         kind = (
             "lexical"
@@ -511,7 +506,7 @@ def scifact(
         store = RootStore(cand)
         head = store.head()
         m = store.read_root(head)
-        if m.get("vectors", {}).get(WHOLE) and (store.snapshots / head / "meta.json").exists():
+        if m.vectors.get(WHOLE) and (store.snapshots / head / "meta.json").exists():
             path = Path(cand)
             col = Collection.open(path)
             break

@@ -236,14 +236,14 @@ def stored(path: Path, dim: str, seed: int) -> tuple[list[Layout], np.ndarray, n
 
     store = RootStore(path)
     manifest = store.read_root(store.head())
-    entries = sorted(manifest["vectors"][dim], key=lambda e: -e["count"])
-    alive = NodeTable(store, manifest["segments"], manifest["next_nid"]).alive
+    entries = sorted(manifest.vectors[dim], key=lambda e: -e["count"])
+    alive = NodeTable(store, manifest.segments, manifest.next_nid).alive
     rows = sum(e["count"] for e in entries)
 
     def lay(name: str, es: list[dict[str, Any]]) -> Layout:
         return Layout(name, store, es, rows, float("nan"), 0, objects_bytes(store, es), alive)
 
-    layouts = [lay("as stored", manifest["vectors"][dim]), lay("largest alone", entries[:1])]
+    layouts = [lay("as stored", manifest.vectors[dim]), lay("largest alone", entries[:1])]
     if len(entries) > 2:
         layouts.append(lay("largest two", entries[:2]))
     rng = np.random.default_rng(seed)

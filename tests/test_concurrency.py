@@ -397,7 +397,7 @@ def test_retention_spares_a_snapshot_being_made(corpus: Path) -> None:
     when a publish (and its retention) runs."""
     store = RootStore(corpus)
     rid = store.head()
-    files = store.read_root(rid)["lexical"]["files"]
+    files = store.read_root(rid).lexical_files
     partial = store.snapshots / f".{rid}.{os.getpid()}.1"
     link_tree(store, dict(list(files.items())[:2]), partial)
     writer = Collection.open(corpus)

@@ -240,8 +240,9 @@ def test_nodes_indexed_before_sources_are_adopted(
     assert res.root is not None  # the source map is new
     assert (
         len(counting.texts) == sent
-        and col.snapshot.manifest["segments"]
-        == (col.store.read_root(col.snapshot.manifest["parent"])["segments"])
+        and col.snapshot.manifest.parent is not None
+        and col.snapshot.manifest.segments
+        == col.store.read_root(col.snapshot.manifest.parent).segments
     )
     assert col.sync("s", nodes).root is None
 
@@ -289,8 +290,8 @@ def test_text_vectors_follow_retention(counting: CountingEncoder, tmp_path: Path
     nodes = make_nodes(4 * (MAX_SEGMENTS + 2))
     for i in range(MAX_SEGMENTS + 2):
         col.sync("s", nodes[: 4 * (i + 1)], retention=2)
-    entry = col.snapshot.manifest["text_vectors"]
-    assert entry["encoder"] == counting.name
+    entry = col.snapshot.manifest.text_vectors
+    assert entry is not None and entry["encoder"] == counting.name
     assert len(entry["segments"]) <= MAX_SEGMENTS
     assert sum(s["count"] for s in entry["segments"]) == len(texts_of(nodes, col.schema))
     named = set()
@@ -308,7 +309,7 @@ def test_another_encoder_does_not_reuse(counting: CountingEncoder, tmp_path: Pat
 
     col = Collection.create(tmp_path / "col", SCHEMA, encoder=counting.name)
     col.sync("s", make_nodes(5))
-    entry = col.snapshot.manifest["text_vectors"]
+    entry = col.snapshot.manifest.text_vectors
     other = TextVectors(col.store, entry, "another-encoder")
     got = other.encode(["alpha"], lambda t: np.ones((len(t), 16), np.float32), 16)
     assert other.encoded == 1 and float(got[0, 0]) == 1.0

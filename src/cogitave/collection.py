@@ -37,7 +37,7 @@ from cogitave.query.types import SearchRequest, SearchResponse
 from cogitave.schema import Schema
 from cogitave.store.roots import DEFAULT_RETENTION, RootInfo, RootStore
 from cogitave.store.snapshot import Snapshot
-from cogitave.sync import SourceUpdate, read_sources
+from cogitave.sync import SourceUpdate, read_sources, source_sizes
 
 FOLLOW_INTERVAL = 0.25
 """Seconds between two looks at HEAD when following it (a ``stat``; a read when it moved)."""
@@ -193,7 +193,7 @@ class Collection:
 
     def sources(self) -> dict[str, int]:
         """Sources recorded in the current root: name -> number of nodes."""
-        return {k: v["nodes"] for k, v in (self.snapshot.manifest.get("sources") or {}).items()}
+        return source_sizes(self.snapshot.manifest)
 
     def source_uids(self, source: str) -> list[str]:
         """The uids recorded for ``source`` in the current root."""

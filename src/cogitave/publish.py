@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from cogitave.config import Settings
-from cogitave.errors import EncoderError, SchemaError
+from cogitave.errors import CorruptionError, EncoderError, SchemaError
 from cogitave.expand.embed import Encoder, load_encoder
 from cogitave.expand.stats import CorpusStats, StatsBuilder
 from cogitave.ingest.records import check_against
@@ -37,6 +37,7 @@ from cogitave.schema import WHOLE, Schema
 from cogitave.store.graph import GraphSegment, write_graph_segment
 from cogitave.store.graph import apply as apply_graph
 from cogitave.store.lexical import LexicalWriter
+from cogitave.store.manifest import Manifest
 from cogitave.store.nodes import NodeTable, write_node_segment
 from cogitave.store.roots import DEFAULT_RETENTION, RootStore
 from cogitave.store.terms import backfill_terms
@@ -54,20 +55,14 @@ def _noop(stage: str, done: int, total: int) -> None:
 
 def empty_manifest(
     schema: Schema, encoder: Encoder | None = None, settings: Settings | None = None
-) -> dict[str, Any]:
+) -> Manifest:
     """The first root of a collection: its schema, encoder (or none), settings, no nodes."""
-    return {
-        "parent": None,
-        "settings": (settings or Settings()).to_dict(),
-        "encoder": {"name": encoder.name, "dim": encoder.dim} if encoder else None,
-        "vectors": {},
-        "schema": schema.to_dict(),
-        "schema_hash": schema.hash(),
-        "lexical": {"files": {}},
-        "segments": [],
-        "next_nid": 0,
-        "counts": {"nodes": 0, "edges": 0},
-    }
+    return Manifest.first(
+        schema.to_dict(),
+        schema.hash(),
+        (settings or Settings()).to_dict(),
+        (encoder.name, encoder.dim) if encoder else None,
+    )
 
 
 @dataclass
@@ -91,7 +86,6 @@ def publish(
     schema: Schema | None = None,
     progress: Progress | None = None,
     retention: int = DEFAULT_RETENTION,
-    extra: dict[str, Any] | None = None,
     compact: bool = False,
     embedded: Mapping[str, np.ndarray] | None = None,
 ) -> str:
@@ -108,7 +102,6 @@ def publish(
         sources = read_sources(store, base)
         gone = set(deletes) - {n.uid for n in adds}
         touched = forget(sources, gone) | rehash(sources, adds)
-        extra = {**(extra or {}), "sources": write_sources(store, base, sources, touched)}
         res = _write(
             store,
             base_id,
@@ -117,7 +110,7 @@ def publish(
             deletes,
             progress,
             retention,
-            extra,
+            write_sources(store, base, sources, touched),
             compact=compact,
             embedded=embedded,
         )
@@ -139,7 +132,7 @@ def sync(
     with store.writer_lock():
         base_id, base = _base(store, schema)
         sources = read_sources(store, base)
-        table = NodeTable(store, base["segments"], base["next_nid"])
+        table = NodeTable(store, base.segments, base.next_nid)
 
         def live_hash(uid: str) -> str | None:
             nid = table.nid_of.get(uid)
@@ -149,13 +142,13 @@ def sync(
         out = Published(None, p.added, p.changed, p.deleted, p.unchanged)
         if p.empty:
             return out
-        extra = {"sources": write_sources(store, base, p.sources, p.touched)}
-        res = _write(store, base_id, base, p.adds, p.deleted, progress, retention, extra)
+        entries = write_sources(store, base, p.sources, p.touched)
+        res = _write(store, base_id, base, p.adds, p.deleted, progress, retention, entries)
         out.root, out.encoded, out.reused = res.root, res.encoded, res.reused
         return out
 
 
-def _base(store: RootStore, schema: Schema | None) -> tuple[str | None, dict[str, Any]]:
+def _base(store: RootStore, schema: Schema | None) -> tuple[str | None, Manifest]:
     """HEAD's id and manifest (under the writer lock), or an empty first root."""
     store.init()
     if store.exists():
@@ -169,35 +162,36 @@ def _base(store: RootStore, schema: Schema | None) -> tuple[str | None, dict[str
 def _write(
     store: RootStore,
     base_id: str | None,
-    base: dict[str, Any],
+    base: Manifest,
     adds: Sequence[Node],
     deletes: Sequence[str],
     progress: Progress | None,
     retention: int,
-    extra: dict[str, Any] | None,
+    sources: dict[str, dict[str, Any]],
     *,
     compact: bool = False,
     embedded: Mapping[str, np.ndarray] | None = None,
 ) -> Published:
-    """Steps 2-7 of the write path, under the writer lock the caller holds."""
+    """Steps 2-7 of the write path, under the writer lock the caller holds. ``sources`` is
+    the new root's source table (:func:`cogitave.sync.write_sources`)."""
     progress = progress or _noop
-    schema = Schema.from_dict(base["schema"])
+    schema = Schema.from_dict(base.schema)
     for n in adds:
         try:
             check_against(n, schema)
         except ValueError as e:
             raise SchemaError(f"node {n.uid!r}: {e}") from e
-    table = NodeTable(store, base["segments"], base["next_nid"])
+    table = NodeTable(store, base.segments, base.next_nid)
     gone_uids = set(deletes) | {n.uid for n in adds}
     killed = np.asarray(sorted(table.nid_of[u] for u in gone_uids if u in table.nid_of), np.uint64)
-    next_nid = int(base["next_nid"])
+    next_nid = int(base.next_nid)
     nids = np.arange(next_nid, next_nid + len(adds), dtype=np.uint64)
 
-    if compact and not adds and not len(killed) and base["lexical"]["files"]:
-        files = dict(base["lexical"]["files"])  # as it is (a commit may merge segments)
+    if compact and not adds and not len(killed) and base.lexical_files:
+        files = dict(base.lexical_files)  # as it is (a commit may merge segments)
     else:
         work = store.tmp / uuid.uuid4().hex
-        lex = LexicalWriter(store, schema, base["lexical"]["files"] or None, work / "lex")
+        lex = LexicalWriter(store, schema, base.lexical_files or None, work / "lex")
         lex.delete(u for u in gone_uids if u in table.nid_of)
         for i, (nid, node) in enumerate(zip(nids.tolist(), adds, strict=True)):
             lex.add(nid, node)
@@ -206,7 +200,7 @@ def _write(
         progress("lexical", len(adds), len(adds))
         files = lex.commit()
 
-    segments = list(base["segments"])
+    segments = list(base.segments)
     if compact:  # node segments written before the forward term index get theirs
         segments = backfill_terms(
             store, schema, segments, lambda n: Node.from_record(table.record(n))
@@ -217,20 +211,14 @@ def _write(
     builder = StatsBuilder(schema)
     builder.add_all(adds, +1)
     builder.add_all((table.node(int(n)) for n in killed), -1)
-    base_stats = (
-        CorpusStats.from_bytes(store.get_bytes(base["stats_obj"]))
-        if base.get("stats_obj")
-        else None
-    )
+    base_stats = CorpusStats.from_bytes(store.get_bytes(base.stats_obj)) if base.stats_obj else None
     stats = builder.apply(base_stats)
 
     alive = np.zeros(next_nid + len(adds), bool)
     alive[: len(table.alive)] = table.alive
     alive[killed.astype(np.int64)] = False
     alive[nids.astype(np.int64)] = True
-    cache = TextVectors(
-        store, base.get("text_vectors"), (base.get("encoder") or {}).get("name", "")
-    )
+    cache = TextVectors(store, base.text_vectors, base.encoder_name or "")
     vectors = _embed(
         store, schema, base, adds, nids, alive, progress, cache, compact=compact, embedded=embedded
     )
@@ -238,26 +226,22 @@ def _write(
     gone = [u for n in killed if (u := table.uid_of[int(n)]) not in added_uids]
     graph_entry = _graph(store, base, adds, gone)
 
-    manifest: dict[str, Any] = {
-        **base,
-        **(extra or {}),
-        "parent": base_id,
-        "lexical": {"files": files},
-        "segments": segments,
-        "stats_obj": store.put_bytes(stats.to_bytes()),
-        "next_nid": next_nid + len(adds),
-        "vectors": vectors,
-        "graph": graph_entry,
-        "text_vectors": cache.entry(),
-    }
-    manifest.pop("created", None)
-    manifest.pop("format", None)
-    manifest["counts"] = {
-        **manifest.get("counts", {}),
-        "nodes": table.live_count - len(killed) + len(adds),
-        "edges": graph_entry["edges"],
-    }
-    manifest["counts"]["vector_rows"] = {d: sum(e["count"] for e in v) for d, v in vectors.items()}
+    manifest = base.with_(
+        created=None,  # the new root's own time, set when it is written
+        parent=base_id,
+        lexical_files=files,
+        segments=tuple(segments),
+        stats_obj=store.put_bytes(stats.to_bytes()),
+        next_nid=next_nid + len(adds),
+        vectors=vectors,
+        graph=graph_entry,
+        text_vectors=cache.entry(),
+        sources=sources,
+    ).with_counts(
+        nodes=table.live_count - len(killed) + len(adds),
+        edges=graph_entry["edges"],
+        vector_rows={d: sum(e["count"] for e in v) for d, v in vectors.items()},
+    )
     store.check_objects(manifest)  # hashes the new objects once; readers then only stat
     rid = store.write_root(manifest)
     store.set_head(rid)
@@ -268,7 +252,7 @@ def _write(
 def _embed(
     store: RootStore,
     schema: Schema,
-    base: dict[str, Any],
+    base: Manifest,
     adds: Sequence[Node],
     nids: np.ndarray,
     alive: np.ndarray,
@@ -282,9 +266,11 @@ def _embed(
     encoder), merged by the policy of :func:`write_vectors` (one per dimension with
     ``compact``). The encoder is the one the collection was created with; it is loaded only
     when there is text to encode."""
-    spec = base.get("encoder")
-    if not spec:
-        return dict(base.get("vectors", {}))
+    if not base.encoder:
+        return dict(base.vectors)
+    name, width = base.encoder_name, base.encoder_dim
+    if name is None or width is None:
+        raise CorruptionError(f"the root's encoder entry is incomplete: {base.encoder}")
     per_dim: dict[str, tuple[list[int], list[str]]] = {d: ([], []) for d in vector_dims(schema)}
     for nid, node in zip(nids.tolist(), adds, strict=True):
         for dim, text in embed_texts(node, schema).items():
@@ -306,14 +292,13 @@ def _embed(
     def encode(new: list[str]) -> np.ndarray:
         if given and all(t in given for t in new):  # embedded elsewhere (a distributed build)
             step(total - len(new))
-            rows = np.stack([given[t] for t in new]) if new else np.zeros((0, spec["dim"]))
+            rows = np.stack([given[t] for t in new]) if new else np.zeros((0, width))
             step(len(new))
             return rows.astype(np.float32)
-        encoder = load_encoder(spec["name"])  # loaded only when some text is new
-        if encoder.dim != spec["dim"]:
+        encoder = load_encoder(name)  # loaded only when some text is new
+        if encoder.dim != width:
             raise EncoderError(
-                f"encoder {spec['name']!r} gives {encoder.dim}-d vectors, the collection "
-                f"stores {spec['dim']}-d"
+                f"encoder {name!r} gives {encoder.dim}-d vectors, the collection stores {width}-d"
             )
         step(total - len(new))  # the reused ones
         return encoder.encode(new, progress=step)
@@ -321,7 +306,7 @@ def _embed(
     if total:
         progress("embed", 0, total)
     # texts embedded before in this collection are read back, not encoded again
-    matrix = cache.encode(distinct, encode, spec["dim"])
+    matrix = cache.encode(distinct, encode, width)
     if total:
         progress("embed", total, total)
     row_of = {t: i for i, t in enumerate(distinct)}
@@ -330,16 +315,16 @@ def _embed(
         return matrix[[row_of[t] for t in items]]
 
     return write_vectors(
-        store, base.get("vectors", {}), texts, rows, alive, compact=compact, progress=progress
+        store, base.vectors, texts, rows, alive, compact=compact, progress=progress
     )
 
 
 def _graph(
-    store: RootStore, base: dict[str, Any], adds: Sequence[Node], removed: Sequence[str]
+    store: RootStore, base: Manifest, adds: Sequence[Node], removed: Sequence[str]
 ) -> dict[str, Any]:
     """The property graph segment after this publish, plus the alias table (alias or
     redirect path -> uid) that ``resolve_xref`` reads."""
-    entry = base.get("graph")
+    entry = base.graph
     if entry and not adds and not removed:
         return dict(entry)
     prev = GraphSegment.open(store, entry["graph_obj"]) if entry else None

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cogitave.nodes import Node
+from cogitave.store.manifest import Manifest
 from cogitave.store.roots import RootStore
 
 SourceMap = dict[str, str]
@@ -34,23 +35,28 @@ def node_hash(node: Node) -> str:
     return hashlib.sha256(rec.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def read_sources(store: RootStore, manifest: Mapping[str, Any]) -> dict[str, SourceMap]:
+def read_sources(store: RootStore, manifest: Manifest) -> dict[str, SourceMap]:
     """Every source recorded in a root: name -> {uid: hash}."""
     out: dict[str, SourceMap] = {}
-    for name, entry in (manifest.get("sources") or {}).items():
+    for name, entry in manifest.sources.items():
         out[name] = json.loads(store.get_bytes(entry["map_obj"], verify=False))
     return out
 
 
+def source_sizes(manifest: Manifest) -> dict[str, int]:
+    """Every source recorded in a root: name -> how many nodes it produced."""
+    return {name: int(entry["nodes"]) for name, entry in manifest.sources.items()}
+
+
 def write_sources(
     store: RootStore,
-    base: Mapping[str, Any],
+    base: Manifest,
     sources: Mapping[str, SourceMap],
     changed: Iterable[str],
-) -> dict[str, Any]:
-    """The ``sources`` entry of a new root: the base's entries, with ``changed`` sources
+) -> dict[str, dict[str, Any]]:
+    """The source table of a new root: the base's entries, with ``changed`` sources
     rewritten (an empty source is dropped)."""
-    entries: dict[str, Any] = dict(base.get("sources") or {})
+    entries: dict[str, dict[str, Any]] = dict(base.sources)
     for name in set(changed):
         m = sources.get(name) or {}
         if not m:

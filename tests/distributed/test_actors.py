@@ -54,8 +54,8 @@ def test_ray_build_equals_local_build(ray_built, tmp_path, scifact_slice) -> Non
     for i in range(2):
         ma = a.clients[i].server.snap.manifest
         mb = b.clients[i].server.snap.manifest
-        assert ma["vectors"] == mb["vectors"]
-        assert [s["uids_obj"] for s in ma["segments"]] == [s["uids_obj"] for s in mb["segments"]]
+        assert ma.vectors == mb.vectors
+        assert [s["uids_obj"] for s in ma.segments] == [s["uids_obj"] for s in mb.segments]
 
 
 def test_actors_answer_as_in_process(ray_built, scifact_slice) -> None:

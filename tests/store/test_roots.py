@@ -34,7 +34,7 @@ def test_tampered_manifest_is_detected(collection):
 
 def test_flipped_object_byte_is_detected(collection):
     store = collection.store
-    obj = store.read_root(store.head())["stats_obj"]
+    obj = store.read_root(store.head()).stats_obj
     p = store.objects / obj
     data = bytearray(p.read_bytes())
     data[len(data) // 2] ^= 0xFF

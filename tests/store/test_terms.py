@@ -19,6 +19,7 @@ from cogitave.query.engine import Engine
 from cogitave.schema import Dimension, Schema, TailRule
 from cogitave.store.arrays import npy_bytes
 from cogitave.store.lexical import LexicalReader
+from cogitave.store.manifest import Manifest
 from cogitave.store.roots import RootStore, referenced_objects
 from cogitave.store.snapshot import Snapshot
 from cogitave.store.terms import TermIndex, field_tokens, h32
@@ -104,7 +105,7 @@ def vocabulary(snap: Snapshot) -> dict[str, set[str]]:
     """Per field: every token any node (dead ones too) holds, the statistics' stems (counted
     by another path through the analyzer) and a few tokens no node holds."""
     out: dict[str, set[str]] = {f: {"", "zzz", "red", "blue", "2020"} for f in FIELDS}
-    for nid in range(snap.manifest["next_nid"]):
+    for nid in range(snap.manifest.next_nid):
         for f, toks in field_tokens(snap.nodes.node(nid), snap.schema).items():
             out[f].update(toks)
     for d in snap.schema.names:
@@ -123,18 +124,16 @@ def tantivy_any(lex: LexicalReader, field_tokens: dict[str, list[str]]) -> tanti
     )
 
 
-def without_terms(manifest: dict[str, Any]) -> dict[str, Any]:
+def without_terms(manifest: Manifest) -> Manifest:
     """A manifest as written before the forward term index."""
-    m = copy.deepcopy(manifest)
-    for seg in m["segments"]:
-        seg.pop("terms", None)
-    return m
+    segments = tuple({k: v for k, v in seg.items() if k != "terms"} for seg in manifest.segments)
+    return manifest.with_(segments=segments)
 
 
 # -- the index against tantivy ----------------------------------------------------------------
 def test_every_token_matches_the_same_nodes_as_tantivy(mixed: Collection) -> None:
     snap = mixed.snapshot
-    assert snap.terms.available and len(snap.manifest["segments"]) == 3
+    assert snap.terms.available and len(snap.manifest.segments) == 3
     lex = snap.lexical
     live = snap.nodes.live_nids()
     for field, tokens in vocabulary(snap).items():
@@ -179,7 +178,7 @@ def test_a_root_without_the_index_says_so(mixed: Collection) -> None:
     snap = mixed.snapshot
     old = Snapshot(snap.store, snap.root, without_terms(snap.manifest))
     assert not old.terms.available
-    assert not TermIndex(snap.store, [*snap.manifest["segments"][:1], {"count": 0}]).available
+    assert not TermIndex(snap.store, [*snap.manifest.segments[:1], {"count": 0}]).available
     assert TermIndex(snap.store, []).available
 
 
@@ -260,9 +259,7 @@ def test_a_collection_of_older_roots_still_searches(tmp_path: Path) -> None:
     col = catalogue.build(tmp_path / "c", settings=Settings(lexicon="none"))
     want = responses(col.snapshot, CATALOGUE_QUERIES)
     store = col.store
-    rid = store.write_root(
-        {k: v for k, v in without_terms(col.snapshot.manifest).items() if k != "format"}
-    )
+    rid = store.write_root(without_terms(col.snapshot.manifest))
     store.set_head(rid)
     old = Collection.open(tmp_path / "c")
     assert not old.snapshot.terms.available
@@ -270,14 +267,14 @@ def test_a_collection_of_older_roots_still_searches(tmp_path: Path) -> None:
     assert verify_collection(tmp_path / "c").ok
     old.add(catalogue.nodes()[:1])
     old.publish()
-    segs = old.snapshot.manifest["segments"]
+    segs = old.snapshot.manifest.segments
     assert "terms" not in segs[0] and "terms" in segs[-1] and not old.snapshot.terms.available
     after = responses(old.snapshot, CATALOGUE_QUERIES)
     # compact writes the missing arrays from the stored records: the index is back, with the
     # same keys a fresh publish writes and the same answers
     old.compact()
     assert old.snapshot.terms.available
-    assert all("terms" in seg for seg in old.snapshot.manifest["segments"])
+    assert all("terms" in seg for seg in old.snapshot.manifest.segments)
     assert responses(old.snapshot, CATALOGUE_QUERIES) == after
     for f in ("s_title", "s_body"):
         assert np.array_equal(
@@ -288,10 +285,8 @@ def test_a_collection_of_older_roots_still_searches(tmp_path: Path) -> None:
 
 
 # -- retention and verify ---------------------------------------------------------------------
-def term_objects(manifest: dict[str, Any]) -> set[str]:
-    return {
-        e["keys_obj"] for seg in manifest["segments"] for e in (seg.get("terms") or {}).values()
-    }
+def term_objects(manifest: Manifest) -> set[str]:
+    return {e["keys_obj"] for seg in manifest.segments for e in (seg.get("terms") or {}).values()}
 
 
 def test_retention_keeps_and_verify_checks_the_term_arrays(tmp_path: Path) -> None:
@@ -307,7 +302,7 @@ def test_retention_keeps_and_verify_checks_the_term_arrays(tmp_path: Path) -> No
     for r in roots:
         m = store.read_root(r.id)
         objs = term_objects(m)
-        assert len(objs) >= 3 * len(m["segments"])
+        assert len(objs) >= 3 * len(m.segments)
         assert objs <= set(referenced_objects(m))
         assert all((store.objects / o).is_file() for o in objs)
     report = verify_collection(path)
@@ -315,7 +310,7 @@ def test_retention_keeps_and_verify_checks_the_term_arrays(tmp_path: Path) -> No
 
     # a damaged term array is named
     head = store.read_root(store.head())
-    seg = head["segments"][-1]
+    seg = head.segments[-1]
     obj = seg["terms"]["s_body"]["keys_obj"]
     p = store.objects / obj
     data = bytearray(p.read_bytes())
@@ -329,20 +324,19 @@ def test_verify_rejects_unsorted_or_foreign_keys(mixed: Collection, tmp_path: Pa
     shutil.copytree(mixed.store.path, tmp_path / "c", ignore=shutil.ignore_patterns("snapshots"))
     store = RootStore(tmp_path / "c")
     head = store.read_root(store.head())
-    entry = head["segments"][0]["terms"]["s_title"]
+    entry = head.segments[0]["terms"]["s_title"]
     keys = np.load(store.object_path(entry["keys_obj"]))
     bad_keys = {
         "not sorted": keys[::-1].copy(),
         "another segment": keys + (np.uint64(10_000) << np.uint64(32)),
     }
     for problem, arr in bad_keys.items():
-        m = copy.deepcopy(head)
-        m["segments"][0]["terms"]["s_title"] = {
+        segments = copy.deepcopy(list(head.segments))
+        segments[0]["terms"]["s_title"] = {
             "keys_obj": store.put_bytes(npy_bytes(arr)),
             "count": len(arr),
         }
-        m.pop("format", None)
-        rid = store.write_root(m)
+        rid = store.write_root(head.with_(segments=tuple(segments)))
         report = verify_collection(store.path)
         bad = [r for r in report.roots if r.root == rid]
         assert bad and not bad[0].ok and problem in (bad[0].problem or ""), bad

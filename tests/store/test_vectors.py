@@ -25,7 +25,7 @@ def _keys(col: Collection, entry: dict) -> np.ndarray:
 def _hnsw_objs(col: Collection) -> dict[str, list[str]]:
     return {
         d: [e["hnsw_obj"] for e in v if e.get("hnsw_obj")]
-        for d, v in col.snapshot.manifest["vectors"].items()
+        for d, v in col.snapshot.manifest.vectors.items()
     }
 
 
@@ -34,7 +34,7 @@ def _check_layout(col: Collection) -> None:
     vector exactly once, no row twice."""
     alive = col.snapshot.nodes.alive
     live = set(np.flatnonzero(alive).tolist())
-    for dim, entries in col.snapshot.manifest["vectors"].items():
+    for dim, entries in col.snapshot.manifest.vectors.items():
         small = [e for e in entries if not e.get("hnsw_obj")]
         assert len(small) <= vectors.MAX_SMALL, dim
         assert len(entries) - len(small) <= vectors.MAX_LARGE, dim
@@ -77,7 +77,7 @@ def test_segments_survive_reopen_and_merge(tmp_path, monkeypatch):
     manifest = col.snapshot.manifest
     assert all(
         len(v) == 1 and v[0]["count"] == 40 and v[0].get("hnsw_obj")
-        for v in manifest["vectors"].values()
+        for v in manifest.vectors.values()
     )
     fresh = Collection.open(tmp_path / "c")
     q = SearchRequest(query=nodes[7].text("title"), mode="dense", limit=40)
@@ -107,7 +107,7 @@ def test_deleted_node_never_appears_in_any_lens(tmp_path, monkeypatch):
         assert target.uid not in res.uids, mode
         for lens in res.diagnostics["lenses"]:
             assert lens["hits"] <= 31
-    entries = col.snapshot.manifest["vectors"]["_all"]  # the text unit's vectors
+    entries = col.snapshot.manifest.vectors["_all"]  # the text unit's vectors
     assert [e["count"] for e in entries] == [29, 2]
     alive = col.snapshot.nodes.alive
     assert all(alive[k] for e in entries for k in _keys(col, e).tolist())  # no dead row kept
@@ -223,7 +223,7 @@ def test_one_node_publish_does_not_rewrite_large_segments(tmp_path, monkeypatch)
         col.add([node])
         col.publish()
         assert _hnsw_objs(col) == large
-    for entries in col.snapshot.manifest["vectors"].values():
+    for entries in col.snapshot.manifest.vectors.values():
         assert [e["count"] for e in entries] == [20, 10, 1, 1, 1]
 
 
@@ -238,7 +238,7 @@ def test_compact_leaves_one_segment_and_the_same_results(tmp_path, monkeypatch):
     col.delete([nodes[5].uid])
     col.publish()  # the largest segment keeps the two dead rows inside its graph
     before_manifest = col.snapshot.manifest
-    assert all(len(v) == 5 for v in before_manifest["vectors"].values())
+    assert all(len(v) == 5 for v in before_manifest.vectors.values())
     queries = [nodes[5].text("title"), nodes[3].text("title"), nodes[12].text("title"), "violet"]
     modes = ("dense", "planned")
 
@@ -254,18 +254,18 @@ def test_compact_leaves_one_segment_and_the_same_results(tmp_path, monkeypatch):
     first = col.root
     rid = col.compact()
     manifest = col.snapshot.manifest
-    assert col.root == rid != first and manifest["parent"] == first
+    assert col.root == rid != first and manifest.parent == first
     alive = col.snapshot.nodes.alive
-    for dim, entries in manifest["vectors"].items():
+    for dim, entries in manifest.vectors.items():
         assert len(entries) == 1 and entries[0]["count"] == 35, dim
         assert alive[_keys(col, entries[0]).astype(np.int64)].all(), dim
-    for key in ("lexical", "segments", "stats_obj", "graph"):
-        assert manifest[key] == before_manifest[key], key
-    assert manifest["counts"]["nodes"] == 35
+    for key in ("lexical_files", "segments", "stats_obj", "graph"):
+        assert getattr(manifest, key) == getattr(before_manifest, key), key
+    assert manifest.node_count == 35
     assert results(col) == before
     assert results(Collection.open(tmp_path / "c")) == before
     again = col.compact()  # already one segment of live rows: nothing is rewritten
-    assert col.snapshot.manifest["vectors"] == manifest["vectors"] and again != rid
+    assert col.snapshot.manifest.vectors == manifest.vectors and again != rid
     assert verify_collection(tmp_path / "c").ok
 
 
@@ -276,13 +276,13 @@ def test_compact_without_encoder(tmp_path):
     before = col.snapshot.manifest
     assert col.compact() != first
     after = col.snapshot.manifest
-    assert after["vectors"] == {} and after["lexical"] == before["lexical"]
-    assert after["segments"] == before["segments"] and len(col) == 10
+    assert after.vectors == {} and after.lexical_files == before.lexical_files
+    assert after.segments == before.segments and len(col) == 10
 
 
 def test_encoder_is_recorded_and_must_match(tmp_path):
     col = Collection.create(tmp_path / "c", SCHEMA)
-    spec = col.snapshot.manifest["encoder"]
+    spec = col.snapshot.manifest.encoder
     assert spec == {"name": "sentence-transformers/all-MiniLM-L6-v2", "dim": 384}
     Collection.open(tmp_path / "c", encoder=spec["name"])
     with pytest.raises(EncoderError, match="built with encoder"):

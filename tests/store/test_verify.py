@@ -17,6 +17,7 @@ import pytest
 
 from cogitave import Collection
 from cogitave.errors import CorruptionError
+from cogitave.store.manifest import Manifest
 from cogitave.store.roots import RootStore
 from cogitave.store.verify import verify_collection
 from tests.conftest import SCHEMA, make_nodes
@@ -93,12 +94,10 @@ def flip_byte(path: Path, at: int | None = None) -> None:
 
 def roots_naming(path: Path, digest: str) -> set[str]:
     store = RootStore(path)
-    from cogitave.store.roots import referenced_objects
-
     return {
         p.stem
         for p in store.roots.glob("*.json")
-        if digest in set(referenced_objects(json.loads(p.read_bytes())))
+        if digest in set(Manifest.from_dict(json.loads(p.read_bytes())).objects())
     }
 
 
@@ -117,7 +116,7 @@ def test_a_collection_with_vectors_and_edges_verifies(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     col = docs_collection(tmp_path_factory)  # the surface tests' docs: dense legs and a graph
-    assert col.snapshot.manifest["vectors"] and col.snapshot.graph.n_edges
+    assert col.snapshot.manifest.vectors and col.snapshot.graph.n_edges
     report = verify_collection(col.store.path)
     assert report.ok, report.lines()
     assert report.roots[0].nodes == len(col)
@@ -209,7 +208,7 @@ def test_counts_that_disagree_are_reported(damaged: Path) -> None:
     _, m = head_manifest(damaged)
     m = {k: v for k, v in m.items() if k not in ("format", "created")}
     m["counts"] = {**m["counts"], "nodes": m["counts"]["nodes"] + 1}
-    rid = store.write_root(m)
+    rid = store.write_root(Manifest.from_dict(m))
     report = verify_collection(damaged)
     bad = {r.root: r for r in report.bad}
     assert set(bad) == {rid}

@@ -159,10 +159,10 @@ def build_sharded(
         n = old.n
         first = RootStore(path / old.shards[0].path)
         base = first.read_root(old.shards[0].root)
-        schema = Schema.from_dict(base["schema"])
-        spec = base.get("encoder")
-        enc = (spec["name"], int(spec["dim"])) if spec else None
-        settings_d = base.get("settings")
+        schema = Schema.from_dict(base.schema)
+        name, dim = base.encoder_name, base.encoder_dim
+        enc = (name, dim) if name is not None and dim is not None else None
+        settings_d = base.settings
         graph_entry = dict(old.graph)
     else:
         if path.exists() and any(path.iterdir()):

@@ -84,8 +84,8 @@ class ShardServer:
         nids = nodes.live_nids()
         return {
             "root": snap.root,
-            "schema": snap.manifest["schema"],
-            "settings": snap.manifest.get("settings"),
+            "schema": snap.manifest.schema,
+            "settings": snap.manifest.settings,
             "encoder": snap.encoder_name,
             "stats": snap.stats.to_bytes(),
             "nids": nids,

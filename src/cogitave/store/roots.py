@@ -29,11 +29,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from cogitave.errors import ConflictError, CorruptionError, NotFoundError
+from cogitave.store.manifest import FORMAT_VERSION, Manifest
 
-FORMAT_VERSION = 1
 DEFAULT_RETENTION = 8
 _HEX = frozenset("0123456789abcdef")
 
@@ -142,7 +141,7 @@ class RootStore:
             raise CorruptionError(f"checksum mismatch in {p}", details={"file": str(p)})
         return data
 
-    def check_objects(self, manifest: dict[str, Any]) -> None:
+    def check_objects(self, manifest: Manifest) -> None:
         """Check every object a manifest names exists and hashes to its name.
 
         An object is hashed once and then trusted while its size and mtime stay as recorded
@@ -171,11 +170,11 @@ class RootStore:
                 atomic_write(cache_path, json.dumps({**cache, **fresh}).encode())
 
     # -- manifests and HEAD -----------------------------------------------------------------
-    def write_root(self, manifest: dict[str, Any]) -> str:
-        """Write a manifest (object hashes must already be stored); returns the root id."""
-        manifest = {**manifest, "format": FORMAT_VERSION}
-        manifest.setdefault("created", datetime.now(UTC).isoformat(timespec="milliseconds"))
-        data = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
+    def write_root(self, manifest: Manifest) -> str:
+        """Write a manifest (object hashes must already be stored); returns the root id. The
+        format is this version's; ``created`` is now unless the manifest has one."""
+        created = manifest.created or datetime.now(UTC).isoformat(timespec="milliseconds")
+        data = manifest.with_(format=FORMAT_VERSION, created=created).to_json()
         rid = sha256_bytes(data)
         dst = self.roots / f"{rid}.json"
         if not dst.exists():
@@ -195,7 +194,7 @@ class RootStore:
             raise CorruptionError(f"HEAD of {self.path} is not a root id", details={"file": str(p)})
         return rid
 
-    def read_root(self, rid: str) -> dict[str, Any]:
+    def read_root(self, rid: str) -> Manifest:
         """A manifest, checked against its id."""
         if not is_root_id(rid):
             raise NotFoundError(f"{rid!r} is not a root id (64 hex characters)")
@@ -206,17 +205,7 @@ class RootStore:
             raise NotFoundError(f"root {rid} is not retained in {self.path}") from e
         if sha256_bytes(data) != rid:
             raise CorruptionError(f"checksum mismatch in manifest {p}", details={"file": str(p)})
-        try:
-            manifest: dict[str, Any] = json.loads(data)
-        except ValueError as e:
-            raise CorruptionError(f"manifest {p} is not JSON", details={"file": str(p)}) from e
-        if manifest.get("format") != FORMAT_VERSION:
-            raise CorruptionError(
-                f"manifest {p} has format {manifest.get('format')}, this version reads "
-                f"{FORMAT_VERSION}",
-                details={"file": str(p)},
-            )
-        return manifest
+        return Manifest.from_json(data, source=str(p))
 
     def list_roots(self) -> list[RootInfo]:
         """Retained roots, newest first."""
@@ -231,11 +220,11 @@ class RootStore:
             out.append(
                 RootInfo(
                     id=rid,
-                    parent=m.get("parent"),
-                    created=m.get("created", ""),
-                    nodes=m.get("counts", {}).get("nodes", 0),
-                    edges=m.get("counts", {}).get("edges", 0),
-                    segments=len(m.get("segments", [])),
+                    parent=m.parent,
+                    created=m.created or "",
+                    nodes=m.node_count or 0,
+                    edges=m.edge_count or 0,
+                    segments=len(m.segments),
                     head=rid == head,
                 )
             )
@@ -301,20 +290,6 @@ class RootStore:
         return dropped
 
 
-def referenced_objects(manifest: dict[str, Any]) -> Iterator[str]:
-    """Every object hash a manifest names: the lexical file table, and every string value
-    under a key ending in ``_obj`` anywhere in the manifest."""
-    yield from manifest.get("lexical", {}).get("files", {}).values()
-
-    def walk(x: Any) -> Iterator[str]:
-        if isinstance(x, dict):
-            for k, v in x.items():
-                if k.endswith("_obj") and isinstance(v, str):
-                    yield v
-                else:
-                    yield from walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                yield from walk(v)
-
-    yield from walk({k: v for k, v in manifest.items() if k != "lexical"})
+def referenced_objects(manifest: Manifest) -> Iterator[str]:
+    """Every object hash a manifest names (see :meth:`Manifest.objects`)."""
+    return manifest.objects()

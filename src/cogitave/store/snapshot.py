@@ -13,7 +13,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 import tantivy
@@ -24,6 +23,7 @@ from cogitave.nodes import Node
 from cogitave.schema import WHOLE, Schema
 from cogitave.store.graph import GraphSegment
 from cogitave.store.lexical import ALL_FIELD, LexicalReader
+from cogitave.store.manifest import Manifest
 from cogitave.store.nodes import NodeTable
 from cogitave.store.port import Filters, MatchKind
 from cogitave.store.roots import RootStore
@@ -35,7 +35,7 @@ from cogitave.store.vectors import DimVectors
 class Snapshot:
     store: RootStore
     root: str
-    manifest: dict[str, Any]
+    manifest: Manifest
 
     @classmethod
     def open(cls, store: RootStore, root: str | None = None) -> Snapshot:
@@ -46,16 +46,16 @@ class Snapshot:
 
     @cached_property
     def schema(self) -> Schema:
-        return Schema.from_dict(self.manifest["schema"], source=f"root {self.root[:12]}")
+        return Schema.from_dict(self.manifest.schema, source=f"root {self.root[:12]}")
 
     @cached_property
     def settings(self) -> Settings:
         """The collection's settings as stored in this root."""
-        return Settings.from_dict(self.manifest.get("settings"))
+        return Settings.from_dict(self.manifest.settings)
 
     @cached_property
     def stats(self) -> CorpusStats:
-        obj = self.manifest.get("stats_obj")
+        obj = self.manifest.stats_obj
         stats = CorpusStats.from_bytes(self.store.get_bytes(obj)) if obj else CorpusStats()
         stats.fields = tuple(self.schema.fields)
         return stats
@@ -63,18 +63,18 @@ class Snapshot:
     @cached_property
     def lexical(self) -> LexicalReader:
         return LexicalReader.for_root(
-            self.store, self.root, self.manifest["lexical"]["files"], self.schema
+            self.store, self.root, self.manifest.lexical_files, self.schema
         )
 
     @cached_property
     def nodes(self) -> NodeTable:
-        return NodeTable(self.store, self.manifest["segments"], self.manifest["next_nid"])
+        return NodeTable(self.store, self.manifest.segments, self.manifest.next_nid)
 
     @cached_property
     def terms(self) -> TermIndex:
         """Which tokens each node holds per lexical field (``available`` is false for roots
         written before the index: ask the lexical reader then)."""
-        return TermIndex(self.store, self.manifest["segments"])
+        return TermIndex(self.store, self.manifest.segments)
 
     @cached_property
     def vectors(self) -> dict[str, DimVectors]:
@@ -82,14 +82,14 @@ class Snapshot:
         alive = self.nodes.alive
         return {
             d: DimVectors(self.store, entries, alive)
-            for d, entries in self.manifest.get("vectors", {}).items()
+            for d, entries in self.manifest.vectors.items()
             if entries
         }
 
     @cached_property
     def graph(self) -> GraphSegment:
         """The property graph of the root (an empty one before the first publish)."""
-        entry = self.manifest.get("graph")
+        entry = self.manifest.graph
         if not entry:
             return GraphSegment.build([])
         return GraphSegment.open(self.store, entry["graph_obj"])
@@ -97,14 +97,13 @@ class Snapshot:
     @cached_property
     def aliases(self) -> dict[str, str]:
         """Alias / redirect path -> uid, for ``resolve_xref``."""
-        entry = self.manifest.get("graph") or {}
+        entry = self.manifest.graph or {}
         obj = entry.get("aliases_obj")
         return json.loads(self.store.get_bytes(obj)) if obj else {}
 
     @property
     def encoder_name(self) -> str | None:
-        spec = self.manifest.get("encoder")
-        return spec["name"] if spec else None
+        return self.manifest.encoder_name
 
     def uid_of(self, nid: int) -> str:
         return self.nodes.uid_of[int(nid)]

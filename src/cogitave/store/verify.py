@@ -39,6 +39,7 @@ from cogitave.schema import Schema
 from cogitave.store.arrays import load_npy
 from cogitave.store.graph import GraphSegment
 from cogitave.store.lexical import LexicalReader
+from cogitave.store.manifest import Manifest, parent_of
 from cogitave.store.roots import RootStore, is_root_id, sha256_file
 from cogitave.store.vectors import DimVectors
 
@@ -171,8 +172,8 @@ def _retained(store: RootStore, head: str | None) -> Iterator[tuple[str, str]]:
     while rid is not None and rid in files and rid not in order:
         order.append(rid)
         try:
-            rid = json.loads(files[rid].read_bytes()).get("parent")
-        except (ValueError, AttributeError, OSError):
+            rid = parent_of(files[rid].read_bytes())
+        except OSError:
             break
     rest = sorted(
         (r for r in files if r not in order),
@@ -209,12 +210,11 @@ class _Checker:
         self.referenced |= set(digests)
         for digest in digests:
             self._object(digest)
-        counts = manifest.get("counts") or {}
-        n = counts.get("nodes")
-        if not isinstance(n, int):
+        n = manifest.node_count
+        if n is None:
             raise _Bad(f"manifest has no node count (file {mpath})", mpath)
         try:
-            schema = Schema.from_dict(manifest["schema"], source=f"root {rid[:12]}")
+            schema = Schema.from_dict(manifest.schema, source=f"root {rid[:12]}")
         except (CogitaveError, KeyError, TypeError, ValueError) as e:
             raise _Bad(f"manifest schema does not load: {_msg(e)} (file {mpath})", mpath) from e
         self._lexical(rid, manifest, schema, n, mpath)
@@ -222,10 +222,10 @@ class _Checker:
         self._terms(manifest, schema, mpath)
         self._stats(manifest, n, mpath)
         self._vectors(manifest, alive, mpath)
-        self._graph(manifest, n, counts.get("edges"), mpath)
+        self._graph(manifest, n, manifest.edge_count, mpath)
         return n, len(digests)
 
-    def _manifest(self, rid: str, mpath: Path) -> dict[str, Any]:
+    def _manifest(self, rid: str, mpath: Path) -> Manifest:
         if not is_root_id(rid):
             raise _Bad(f"manifest file name is not a root id (file {mpath})", mpath)
         try:
@@ -247,10 +247,8 @@ class _Checker:
         if problem:
             raise _Bad(problem, p)
 
-    def _lexical(
-        self, rid: str, manifest: dict[str, Any], schema: Schema, n: int, mpath: Path
-    ) -> None:
-        files: dict[str, str] = manifest.get("lexical", {}).get("files") or {}
+    def _lexical(self, rid: str, manifest: Manifest, schema: Schema, n: int, mpath: Path) -> None:
+        files = manifest.lexical_files
         snap = self.store.snapshots / rid
         if (snap / "meta.json").exists():
             # Readers use this directory when it exists: it must hold the root's bytes.
@@ -290,11 +288,11 @@ class _Checker:
                 mpath,
             )
 
-    def _nodes(self, manifest: dict[str, Any], n: int, mpath: Path) -> np.ndarray:
+    def _nodes(self, manifest: Manifest, n: int, mpath: Path) -> np.ndarray:
         from cogitave.store.nodes import NodeTable
 
-        next_nid = manifest.get("next_nid", 0)
-        segments = manifest.get("segments") or []
+        next_nid = manifest.next_nid
+        segments = manifest.segments
         for seg in segments:
             count = seg.get("count", -1)
             for key in ("nids_obj", "offsets_obj", "deletes_obj"):
@@ -324,11 +322,11 @@ class _Checker:
             )
         return table.alive
 
-    def _terms(self, manifest: dict[str, Any], schema: Schema, mpath: Path) -> None:
+    def _terms(self, manifest: Manifest, schema: Schema, mpath: Path) -> None:
         fields = {f"s_{d}" for d in schema.semantic} | {
             f"{p}_{d}" for d in schema.exact for p in ("t", "x")
         }
-        for seg in manifest.get("segments") or []:
+        for seg in manifest.segments:
             terms = seg.get("terms")
             if terms is None:
                 continue  # written before the forward term index: readers ask tantivy
@@ -364,8 +362,8 @@ class _Checker:
                         f"term keys of {fname!r} name nodes of another segment (file {p})", p
                     )
 
-    def _stats(self, manifest: dict[str, Any], n: int, mpath: Path) -> None:
-        obj = manifest.get("stats_obj")
+    def _stats(self, manifest: Manifest, n: int, mpath: Path) -> None:
+        obj = manifest.stats_obj
         if not obj:
             return
         p = self.store.objects / obj
@@ -376,11 +374,10 @@ class _Checker:
         if stats.n_nodes != n:
             raise _Bad(f"statistics count {stats.n_nodes} nodes, not {n} (file {p})", p)
 
-    def _vectors(self, manifest: dict[str, Any], alive: np.ndarray, mpath: Path) -> None:
-        spec = manifest.get("encoder") or {}
-        want_dim = spec.get("dim")
-        rows = (manifest.get("counts") or {}).get("vector_rows") or {}
-        for dim, entries in (manifest.get("vectors") or {}).items():
+    def _vectors(self, manifest: Manifest, alive: np.ndarray, mpath: Path) -> None:
+        want_dim = manifest.encoder_dim
+        rows = manifest.vector_rows
+        for dim, entries in manifest.vectors.items():
             for e in entries:
                 self._vector_segment(e, want_dim)
             try:
@@ -427,8 +424,8 @@ class _Checker:
                 size = None if idx is None else len(idx)
                 raise _Bad(f"HNSW graph holds {size} rows, not {count} (file {p})", p)
 
-    def _graph(self, manifest: dict[str, Any], n: int, edges: Any, mpath: Path) -> None:
-        entry = manifest.get("graph")
+    def _graph(self, manifest: Manifest, n: int, edges: int | None, mpath: Path) -> None:
+        entry = manifest.graph
         if not entry:
             return
         p = self.store.objects / entry["graph_obj"]
@@ -452,11 +449,9 @@ class _Checker:
                 raise _Bad(f"alias table is not an object (file {ap})", ap)
 
 
-def _object_refs(manifest: dict[str, Any], mpath: Path) -> list[str]:
+def _object_refs(manifest: Manifest, mpath: Path) -> list[str]:
     """Every object hash the manifest names, in manifest order, each once."""
-    from cogitave.store.roots import referenced_objects
-
-    out = list(dict.fromkeys(referenced_objects(manifest)))
+    out = list(dict.fromkeys(manifest.objects()))
     for d in out:
         if not isinstance(d, str) or not is_root_id(d):  # object names are SHA-256 hex too
             raise _Bad(f"manifest names a malformed object id {d!r} (file {mpath})", mpath)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -35,6 +35,9 @@ from rich.table import Table
 from rich.text import Text
 
 from cogitave.errors import CogitaveError, InputError
+
+if TYPE_CHECKING:
+    from cogitave.store.manifest import Manifest
 
 app = typer.Typer(
     name="cogitave",
@@ -510,8 +513,8 @@ def compact(
     )
 
 
-def _vector_segments(manifest: dict[str, Any]) -> int:
-    return sum(len(v) for v in (manifest.get("vectors") or {}).values())
+def _vector_segments(manifest: Manifest) -> int:
+    return sum(len(v) for v in manifest.vectors.values())
 
 
 @app.command()
