@@ -25,6 +25,10 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
     enabled = true                 # the planner's feedback lens (see query/feedback.py)
     top = 5                        # fused candidates whose stored vectors form the centroid
     weight = 0.3                   # feedback query = normalise(query + weight * centroid)
+
+    [fusion]
+    score_weight = 1.0             # planned: a lens's hit also adds weight * minmax(score)/(k+1)
+
     [docs]                         # page-aware ranking of documentation (query/pages.py)
     group_by_page = false          # one hit per page for every search (docs_search always)
     hidden_kinds = ["nav_group", "source_file"]   # kinds that compete only when asked for
@@ -76,6 +80,19 @@ class Feedback:
 
 
 @dataclass(frozen=True)
+class Fusion:
+    """Score evidence in the planner's fusion (:func:`cogitave.query.fuse.rrf`): besides its
+    RRF term, each lens adds ``score_weight * minmax(score) / (k + 1)`` for every hit, so a
+    lens's clear winner keeps its margin. 0 is plain RRF."""
+
+    score_weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.score_weight <= 10.0:
+            raise SchemaError("[fusion] score_weight must be between 0 and 10")
+
+
+@dataclass(frozen=True)
 class Docs:
     group_by_page: bool = False
     hidden_kinds: tuple[str, ...] = ("nav_group", "source_file")
@@ -99,6 +116,7 @@ class Settings:
     boost: Boost = field(default_factory=Boost)
     rerank: Rerank = field(default_factory=Rerank)
     feedback: Feedback = field(default_factory=Feedback)
+    fusion: Fusion = field(default_factory=Fusion)
     docs: Docs = field(default_factory=Docs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -115,6 +133,7 @@ class Settings:
             "boost": Boost,
             "rerank": Rerank,
             "feedback": Feedback,
+            "fusion": Fusion,
             "docs": Docs,
         }
         for key, value in data.items():

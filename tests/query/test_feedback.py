@@ -62,3 +62,10 @@ def test_feedback_can_be_turned_off(tmp_path):
 def test_plain_systems_have_no_feedback(cat):
     res = cat.search(SearchRequest(query="warm wool scarf", limit=10, mode="hybrid"))
     assert "feedback" not in res.diagnostics
+
+
+def test_only_the_planner_fuses_with_score_evidence(cat):
+    eng = cat.engine()
+    for mode, want in (("planned", 1.0), ("hybrid", 0.0), ("bm25", 0.0)):
+        res = eng.search(SearchRequest(query="warm wool socks", mode=mode))
+        assert res.diagnostics["fusion"]["score_weight"] == want, mode

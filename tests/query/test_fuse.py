@@ -107,3 +107,61 @@ def test_array_fusion_equals_the_formula(seed):
 def test_no_lenses_fuse_to_nothing():
     fused = rrf([], lambda n: str(n))
     assert len(fused.nids) == 0 and len(fused.scores) == 0
+
+
+def scored(name: str, order: str, scores: list[float], **kw) -> LensResult:
+    nids = np.asarray([IDS[c] for c in order], np.uint64)
+    return LensResult(name, "bm25", nids, np.asarray(scores, np.float32), **kw)
+
+
+def test_score_evidence_adds_the_normalised_score_at_the_rank_one_scale():
+    a = scored("A", "XYZ", [9.0, 5.0, 1.0])  # minmax: 1, 0.5, 0
+    b = scored("B", "ZXW", [0.8, 0.7, 0.6], weight=0.5)  # minmax: 1, 0.5, 0
+    fused = rrf([a, b], lambda n: NAMES[n], score_weight=2.0)
+    s = {NAMES[n]: v for n, v in zip(fused.nids.tolist(), fused.scores.tolist(), strict=True)}
+    assert s["X"] == pytest.approx(1 / 61 + 2 * 1 / 61 + 0.5 / 62 + 0.5 * 2 * 0.5 / 61)
+    assert s["Y"] == pytest.approx(1 / 62 + 2 * 0.5 / 61)
+    assert s["Z"] == pytest.approx(1 / 63 + 0.5 / 61 + 0.5 * 2 * 1 / 61)
+    assert s["W"] == pytest.approx(0.5 / 63)
+
+
+def test_score_evidence_keeps_a_runaway_winner_that_rank_fusion_flattens():
+    # BM25's X is far ahead of the rest; dense has Y a hair ahead of X
+    bm25 = scored("bm25", "XYZ", [30.0, 6.0, 5.0])
+    dense = scored("dense", "YXZ", [0.71, 0.70, 0.40])
+    plain = rrf([bm25, dense], lambda n: NAMES[n])
+    with_scores = rrf([bm25, dense], lambda n: NAMES[n], score_weight=1.0)
+    assert plain.scores[0] == plain.scores[1]  # X and Y tie on ranks alone (uid decides)
+    assert [NAMES[n] for n in with_scores.nids.tolist()][:2] == ["X", "Y"]
+    assert with_scores.scores[0] > with_scores.scores[1]
+
+
+def test_score_evidence_on_flat_and_tied_lenses_counts_every_hit_as_best():
+    flat = scored("F", "XY", [2.0, 2.0])
+    tied = scored("T", "ZW", [0.0, 0.0], info={"tied": True})
+    fused = rrf([flat, tied], lambda n: NAMES[n], score_weight=1.0)
+    s = {NAMES[n]: v for n, v in zip(fused.nids.tolist(), fused.scores.tolist(), strict=True)}
+    assert s["X"] == pytest.approx(1 / 61 + 1 / 61)
+    assert s["Y"] == pytest.approx(1 / 62 + 1 / 61)
+    assert s["Z"] == s["W"] == pytest.approx(2 / 61)
+
+
+def test_zero_score_weight_is_the_plain_formula():
+    a = scored("A", "XYZ", [9.0, 5.0, 1.0])
+    b = scored("B", "ZXW", [0.8, 0.7, 0.6])
+    plain = rrf([a, b], lambda n: NAMES[n])
+    zero = rrf([a, b], lambda n: NAMES[n], score_weight=0.0)
+    assert plain.nids.tolist() == zero.nids.tolist()
+    assert plain.scores.tolist() == zero.scores.tolist()
+
+
+def test_fusion_settings_validate_and_round_trip():
+    from cogitave.config import Fusion, Settings
+    from cogitave.errors import SchemaError
+
+    s = Settings.from_dict({"fusion": {"score_weight": 0.0}})
+    assert s.fusion == Fusion(score_weight=0.0)
+    assert Settings.from_dict(s.to_dict()) == s
+    assert Settings.from_dict({}).fusion.score_weight == 1.0  # roots written before it
+    with pytest.raises(SchemaError):
+        Settings.from_dict({"fusion": {"score_weight": -1}})

@@ -66,6 +66,36 @@ def test_exact_and_hnsw_segments_agree(tmp_path, monkeypatch):
     assert len(set(a[0].tolist()) & set(b[0].tolist())) >= 8  # HNSW is approximate
 
 
+def test_hnsw_candidates_are_rescored_exactly(tmp_path, monkeypatch):
+    """The graph's half-precision distances never reach a caller: every similarity is the
+    float32 product an exact segment computes (to the last bits BLAS may order differently),
+    over twice as many candidates from the graph as results asked."""
+    store = RootStore(tmp_path / "c")
+    store.init()
+    rng = np.random.default_rng(1)
+    vecs = _unit(rng.standard_normal((3000, 48)).astype(np.float32))
+    keys = np.arange(3000, dtype=np.uint64)
+    monkeypatch.setattr(vectors, "EXACT_BELOW", 100)
+    dim = vectors.DimVectors(store, [vectors.build_segment(store, keys, vecs)], np.ones(3000, bool))
+    seg = dim.segs[0]
+    asked: list[int] = []
+    real = seg.hnsw.search
+
+    class Spy:
+        def search(self, q, count):  # type: ignore[no-untyped-def]
+            asked.append(count)
+            return real(q, count)
+
+    seg.hnsw = Spy()
+    for q in _unit(rng.standard_normal((20, 48)).astype(np.float32)):
+        got, sims = dim.search(q, 10)
+        assert np.allclose(sims, vecs[got.astype(np.int64)] @ q, rtol=0, atol=1e-6)
+        f16 = vecs.astype(np.float16).astype(np.float32)[got.astype(np.int64)] @ q
+        assert not np.array_equal(sims, f16)  # what the graph alone would have said
+        assert list(sims) == sorted(sims, reverse=True)
+    assert set(asked) == {vectors.OVERSAMPLE * 10}
+
+
 def test_segments_survive_reopen_and_merge(tmp_path, monkeypatch):
     monkeypatch.setattr(vectors, "EXACT_BELOW", 8)
     monkeypatch.setattr(vectors, "MAX_LARGE", 1)

@@ -128,7 +128,7 @@ class Engine:
         else:
             lenses, dense_q, embed_ms = timed("lenses", lambda: self.plain_lenses(req))
         t = time.perf_counter()
-        fused: Fused = rrf(lenses, self.port.uid_of, uid_rank=self.port.uid_rank)
+        fused: Fused = self.fuse(prism, lenses)
         ranked, filt = self.filter_stage(req, prism, fused)
         records.append(StageRecord("fuse", ms_since(t), {"candidates": len(fused)}))
         diag: dict[str, Any] = {"mode": req.mode, "root": self.port.root}
@@ -195,7 +195,12 @@ class Engine:
                     }
                     for lens in lenses
                 ],
-                "fusion": {"method": "rrf", "k": RRF_K, "candidates": len(fused.nids)},
+                "fusion": {
+                    "method": "rrf",
+                    "k": RRF_K,
+                    "score_weight": self._score_weight(prism),
+                    "candidates": len(fused.nids),
+                },
                 "filters": filt,
                 "total_hits": len(ranked),
                 "timings_ms": {k: round(v, 3) for k, v in timings.items()},
@@ -322,10 +327,23 @@ class Engine:
         old = lenses[at]
         lenses = list(lenses)
         lenses[at] = lens_mod.dense_lens(self.port, "dense", WHOLE, q2, old.depth)
-        fused = rrf(lenses, self.port.uid_of, uid_rank=self.port.uid_rank)
+        fused = self.fuse(prism, lenses)
         ranked, filt = self.filter_stage(req, prism, fused)
         moved = len(set(old.nids[:10].tolist()) - set(lenses[at].nids[:10].tolist()))
         return lenses, fused, ranked, filt, {**info, "dense_top10_changed": moved}
+
+    def fuse(self, prism: Prism | None, lenses: list[LensResult]) -> Fused:
+        """RRF of the lenses; the planner's adds score evidence (``[fusion]``), the plain
+        systems stay the plain formula they are the baseline of."""
+        return rrf(
+            lenses,
+            self.port.uid_of,
+            uid_rank=self.port.uid_rank,
+            score_weight=self._score_weight(prism),
+        )
+
+    def _score_weight(self, prism: Prism | None) -> float:
+        return self.settings.fusion.score_weight if prism is not None else 0.0
 
     def filter_stage(
         self, req: SearchRequest, prism: Prism | None, fused: Ranked
