@@ -65,9 +65,10 @@ def _minmax(lens: LensResult) -> np.ndarray:
     """The lens's scores scaled into [0, 1] within the lens, best = 1; 0 for every hit of a
     tied or flat lens (a binary match or equal scores carry no confidence beyond the rank
     term, and a constant added to every match of an exact lens would double its weight
-    against the others: on the Debian facet set that cost nDCG@10 0.693 -> 0.660). The span is at least :data:`MIN_SPAN` of the best score, so a lens
-    whose hits all score about the same (BM25 over a short facet field, where only length
-    normalisation separates the matches) is not stretched into a 0-to-1 spread of noise."""
+    against the others: on the Debian facet set that cost nDCG@10 0.693 -> 0.660). The span
+    is at least :data:`MIN_SPAN` of the best score, so a lens whose hits all score about the
+    same (BM25 over a short field, where only length normalisation separates the matches) is
+    not stretched into a 0-to-1 spread of noise."""
     s = np.asarray(lens.scores, np.float64)
     if lens.info.get("tied") or len(s) != len(lens.nids) or not len(s):
         return np.zeros(len(lens.nids))
