@@ -115,14 +115,14 @@ def scored(name: str, order: str, scores: list[float], **kw) -> LensResult:
 
 
 def test_score_evidence_adds_the_normalised_score_at_the_rank_one_scale():
-    a = scored("A", "XYZ", [9.0, 5.0, 1.0])  # minmax: 1, 0.5, 0
-    b = scored("B", "ZXW", [0.8, 0.7, 0.6], weight=0.5)  # minmax: 1, 0.5, 0
+    a = scored("A", "XYZ", [9.0, 5.0, 1.0])  # span 8: 1, 0.5, 0
+    b = scored("B", "ZXW", [0.8, 0.7, 0.6], weight=0.5)  # span max(0.2, 0.8 / 2): 1, .75, .5
     fused = rrf([a, b], lambda n: NAMES[n], score_weight=2.0)
     s = {NAMES[n]: v for n, v in zip(fused.nids.tolist(), fused.scores.tolist(), strict=True)}
-    assert s["X"] == pytest.approx(1 / 61 + 2 * 1 / 61 + 0.5 / 62 + 0.5 * 2 * 0.5 / 61)
+    assert s["X"] == pytest.approx(1 / 61 + 2 * 1 / 61 + 0.5 / 62 + 0.5 * 2 * 0.75 / 61)
     assert s["Y"] == pytest.approx(1 / 62 + 2 * 0.5 / 61)
     assert s["Z"] == pytest.approx(1 / 63 + 0.5 / 61 + 0.5 * 2 * 1 / 61)
-    assert s["W"] == pytest.approx(0.5 / 63)
+    assert s["W"] == pytest.approx(0.5 / 63 + 0.5 * 2 * 0.5 / 61)
 
 
 def test_score_evidence_keeps_a_runaway_winner_that_rank_fusion_flattens():
@@ -136,14 +136,22 @@ def test_score_evidence_keeps_a_runaway_winner_that_rank_fusion_flattens():
     assert with_scores.scores[0] > with_scores.scores[1]
 
 
-def test_score_evidence_on_flat_and_tied_lenses_counts_every_hit_as_best():
+def test_flat_and_tied_lenses_add_no_score_evidence():
     flat = scored("F", "XY", [2.0, 2.0])
     tied = scored("T", "ZW", [0.0, 0.0], info={"tied": True})
     fused = rrf([flat, tied], lambda n: NAMES[n], score_weight=1.0)
     s = {NAMES[n]: v for n, v in zip(fused.nids.tolist(), fused.scores.tolist(), strict=True)}
-    assert s["X"] == pytest.approx(1 / 61 + 1 / 61)
-    assert s["Y"] == pytest.approx(1 / 62 + 1 / 61)
-    assert s["Z"] == s["W"] == pytest.approx(2 / 61)
+    assert s["X"] == pytest.approx(1 / 61)
+    assert s["Y"] == pytest.approx(1 / 62)
+    assert s["Z"] == s["W"] == pytest.approx(1 / 61)
+
+
+def test_a_nearly_flat_lens_is_not_stretched_into_noise():
+    near = scored("N", "XYZ", [3.2, 3.1, 3.0])  # span max(0.2, 3.2 / 2) = 1.6
+    fused = rrf([near], lambda n: NAMES[n], score_weight=1.0)
+    s = {NAMES[n]: v for n, v in zip(fused.nids.tolist(), fused.scores.tolist(), strict=True)}
+    assert s["Z"] == pytest.approx(1 / 63 + (1 - 0.2 / 1.6) / 61)
+    assert s["Y"] == pytest.approx(1 / 62 + (1 - 0.1 / 1.6) / 61)  # min-max would say 0.5
 
 
 def test_zero_score_weight_is_the_plain_formula():

@@ -38,6 +38,20 @@ def test_each_term_routes_to_its_dimension(cat):
     assert dims_of(res) == {"title": ["boots"], "material": ["leather"], "colour": ["red"]}
 
 
+def test_routed_facets_constrain_and_only_explicit_routes_rank(cat):
+    """A dimension the planner routed terms to is held by the gate but adds no ranked lens
+    (the anchors order the survivors); an explicit ``dim:term`` route adds its lens."""
+    res = search(cat, "red leather boots")
+    lenses = {lens["name"] for lens in res.diagnostics["lenses"]}
+    assert "bm25" in lenses and lenses <= {"bm25", "dense"}  # the anchors alone rank
+    assert res.diagnostics["gate"]["rule"] == "n_minus_1"  # all three still gate
+    for uid in res.uids:
+        title, material, colour = attrs(uid)[0], attrs(uid)[1], attrs(uid)[2]
+        assert sum(["boots" in title.lower(), material == "leather", colour == "red"]) >= 2
+    explicit = search(cat, "material:leather boots")
+    assert "bm25:material" in {lens["name"] for lens in explicit.diagnostics["lenses"]}
+
+
 def test_semantic_home_wins_over_exact_home(cat):
     # "male" is a gender tail word (exact) and a word of one description (semantic)
     res = search(cat, "male")

@@ -293,7 +293,9 @@ class Engine:
 
         lenses = lens_mod.run_lenses(slots, vectors)
         pool = np.unique(np.concatenate([lens.nids for lens in lenses])) if lenses else None
-        for p in prism.lensed:
+        # An exact dimension is matched for every routed one: its lens ranks nothing (every
+        # match ties) but marks the pool's candidates, or supplies them when nothing else did.
+        for p in prism.gated:
             if p.type == "exact":
                 among = pool if pool is not None and len(pool) else None
                 lenses.append(exact_lens(port, f"exact:{p.dim}", p.dim, p.stems, among))
@@ -402,7 +404,7 @@ class Engine:
 
     def _semantic_routed(self, prism: Prism) -> list[DimPlan]:
         have = self.port.vector_dims()
-        return [p for p in prism.lensed if p.type == "semantic" and p.dim in have]
+        return [p for p in prism.gated if p.type == "semantic" and p.dim in have]
 
     def _shared_dims(self, prism: Prism) -> dict[str, str]:
         """Routed dimensions served by the whole-query vector: one routed dimension holding
@@ -410,7 +412,7 @@ class Engine:
         whole-query vector serves it (one encoder text per query instead of two; the encoder
         is most of a query's time)."""
         semantic = self._semantic_routed(prism)
-        if len(prism.lensed) == 1 and len(semantic) == 1 and not prism.rewritten.noise:
+        if len(prism.gated) == 1 and len(semantic) == 1 and not prism.rewritten.noise:
             return {semantic[0].dim: "__whole__"}
         return {}
 

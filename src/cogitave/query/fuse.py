@@ -33,6 +33,9 @@ from cogitave.query.lens import LensResult
 from cogitave.query.ranked import Ranked
 
 RRF_K = 60
+MIN_SPAN = 0.5
+"""Score evidence: the smallest span, as a share of a lens's best score, that its scores are
+scaled over (see :func:`_minmax`)."""
 # Scores equal to this many decimals are ties (summation order must not decide the ranking).
 _TIE_DECIMALS = 12
 
@@ -59,14 +62,21 @@ class Fused(Ranked):
 
 
 def _minmax(lens: LensResult) -> np.ndarray:
-    """The lens's scores scaled to [0, 1] within the lens (1 for a tied or flat lens)."""
+    """The lens's scores scaled into [0, 1] within the lens, best = 1; 0 for every hit of a
+    tied or flat lens (a binary match or equal scores carry no confidence beyond the rank
+    term, and a constant added to every match of an exact lens would double its weight
+    against the others: on the Debian facet set that cost nDCG@10 0.693 -> 0.660). The span
+    is at least :data:`MIN_SPAN` of the best score, so a lens whose hits all score about the
+    same (BM25 over a short field, where only length normalisation separates the matches) is
+    not stretched into a 0-to-1 spread of noise."""
     s = np.asarray(lens.scores, np.float64)
     if lens.info.get("tied") or len(s) != len(lens.nids) or not len(s):
-        return np.ones(len(lens.nids))
+        return np.zeros(len(lens.nids))
     lo, hi = float(s.min()), float(s.max())
-    if not hi > lo:
-        return np.ones(len(s))
-    return (s - lo) / (hi - lo)
+    span = max(hi - lo, MIN_SPAN * abs(hi))
+    if not hi > lo or not span > 0:
+        return np.zeros(len(s))
+    return 1.0 - (hi - s) / span
 
 
 def rrf(

@@ -134,11 +134,16 @@ class Prism:
 
     @property
     def lensed(self) -> tuple[DimPlan, ...]:
-        """The routed dimensions that get lenses of their own: all of them, except the text
-        unit when it is the only one (the whole-query anchors are its lenses then)."""
-        if len(self.dims) == 1 and self.dims[0].dim == WHOLE:
-            return ()
-        return self.dims
+        """The routed dimensions whose own ranked lenses join fusion: those the query routes
+        to explicitly (``title:sorting``). (Every routed exact dimension still gets its
+        binary lens, which ranks nothing.) A dimension the planner routed terms to (by IDF or
+        the embedding fallback) is a constraint: the coherence gate holds every candidate
+        to it, and the order among the candidates that pass comes from the whole-query
+        anchors (and the feedback lens). A facet lens ranks a facet's matches by field
+        length and term repeats, noise next to the anchors' topical order: on the Debian
+        facet set planned nDCG@10 was 0.688 with facet lenses in the fusion and 0.732
+        without (hybrid 0.703), the same on the collections without facets."""
+        return tuple(p for p in self.dims if p.via == "explicit")
 
     @property
     def residual_phrase(self) -> str:
