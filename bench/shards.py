@@ -202,7 +202,8 @@ def main() -> None:
             base, eng = got["1 shard(s), in process"][0], got["engine"][0]
             for k, (tops, times) in got.items():
                 ndcg = evaluate(
-                    {q: {u: 10.0 - i for i, u in enumerate(t)} for q, t in tops.items()}, qrels
+                    {q: {u: 10.0 - i for i, u in enumerate(t)} for q, t in tops.items()},
+                    {q: qrels[q] for q in queries},  # the queries run, not all judged ones
                 )["ndcg@10"]
                 same1 = sum(tops[q] == base[q] for q in queries) / len(queries)
                 same_e = sum(tops[q] == eng[q] for q in queries) / len(queries)

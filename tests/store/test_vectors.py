@@ -69,7 +69,7 @@ def test_exact_and_hnsw_segments_agree(tmp_path, monkeypatch):
 def test_hnsw_candidates_are_rescored_exactly(tmp_path, monkeypatch):
     """The graph's half-precision distances never reach a caller: every similarity is the
     float32 product an exact segment computes (to the last bits BLAS may order differently),
-    over twice as many candidates from the graph as results asked."""
+    over OVERSAMPLE times as many candidates from the graph as results asked."""
     store = RootStore(tmp_path / "c")
     store.init()
     rng = np.random.default_rng(1)

@@ -88,8 +88,12 @@ CONNECTIVITY = 16
 EXPANSION_ADD = 128
 EXPANSION_SEARCH = 96
 SAMPLE_SIZE = 2048
-OVERSAMPLE = 2
-"""Candidates asked of an HNSW segment per result wanted, before exact rescoring."""
+OVERSAMPLE = 3
+"""Candidates asked of an HNSW segment per result wanted, before exact rescoring. Measured on
+SciFact (5,183 MiniLM rows, 300 claims, top 100 against exact search): recall@100 0.968 with
+no oversampling and no rescoring, 0.993 / 0.997 / 0.999 at 2 / 3 / 4, search p50 0.55 / 0.68 /
+0.78 ms; at 2 the hybrid top 10 of one HNSW segment and of exact shards differed on 2% of
+queries."""
 OVERFETCH = 16
 """Extra results asked of an HNSW segment with dead rows, besides ``k`` x twice its dead
 fraction (the whole dead count is asked only if that was not enough)."""
@@ -202,7 +206,7 @@ class DimVectors:
 
         The graph holds half-precision vectors and is approximate, so it is asked for
         :data:`OVERSAMPLE` x ``k`` candidates and they are rescored from the stored float32
-        rows (a gather and a (2k, d) product, ~20 us): the similarities are an exact search's
+        rows (a gather and a (3k, d) product, ~30 us): the similarities are an exact search's
         (to BLAS's last bit), so a dimension searched in one HNSW segment or split over
         exact segments (shards, small publishes) orders the same candidates the same way,
         and a true neighbour just past ``k`` in the graph's order still makes the cut.
