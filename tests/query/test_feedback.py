@@ -66,6 +66,6 @@ def test_plain_systems_have_no_feedback(cat):
 
 def test_only_the_planner_fuses_with_score_evidence(cat):
     eng = cat.engine()
-    for mode, want in (("planned", 1.0), ("hybrid", 0.0), ("bm25", 0.0)):
+    for mode, want in (("planned", 0.5), ("hybrid", 0.0), ("bm25", 0.0)):
         res = eng.search(SearchRequest(query="warm wool socks", mode=mode))
         assert res.diagnostics["fusion"]["score_weight"] == want, mode

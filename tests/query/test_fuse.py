@@ -170,6 +170,6 @@ def test_fusion_settings_validate_and_round_trip():
     s = Settings.from_dict({"fusion": {"score_weight": 0.0}})
     assert s.fusion == Fusion(score_weight=0.0)
     assert Settings.from_dict(s.to_dict()) == s
-    assert Settings.from_dict({}).fusion.score_weight == 1.0  # roots written before it
+    assert Settings.from_dict({}).fusion.score_weight == 0.5  # roots written before it
     with pytest.raises(SchemaError):
         Settings.from_dict({"fusion": {"score_weight": -1}})

@@ -6,16 +6,16 @@ are unbounded and cosine is bounded, and no calibration between them is needed. 
 weight 1 unless the planner says otherwise (extra whole-query dense channels carry the noise
 weight). Ties are broken by uid, so the order is deterministic whatever the lens order.
 
-Score evidence (``score_weight``, the planner's default 1.0; 0 is the plain formula above):
+Score evidence (``score_weight``, the planner's default 0.5; 0 is the plain formula above):
 each lens's hits also add ``w_L * score_weight * norm_L(score) / (k + 1)``, their raw score
-scaled into [0, 1] within the lens (over at least half its best score: :func:`_minmax`), so
-the lens's best hit adds as much again as its rank-1 RRF term. Rank fusion alone hands a
-lens's runaway winner (a BM25 score twice the next one's) the same margin as a photo finish;
+scaled into [0, 1] within the lens (over at least half its best score: :func:`_minmax`), so at
+weight 1 the lens's best hit adds as much again as its rank-1 RRF term. Rank fusion alone hands
+a lens's runaway winner (a BM25 score twice the next one's) the same margin as a photo finish;
 the scaled score keeps that confidence without calibrating BM25 against cosine (each lens is
 scaled within itself). A binary or flat lens (every match tied, or equal scores) adds none.
-Measured with an exact-search harness over the same BM25 and MiniLM legs, nDCG@10: SciFact
-train 0.7181 -> 0.7323, Cranfield 0.4141 -> 0.4178; bench/RESULTS.md has the engine's numbers
-on every collection.
+Measured with an exact-search harness over the same BM25 and MiniLM legs at weight 1, nDCG@10:
+SciFact train 0.7181 -> 0.7323, Cranfield 0.4141 -> 0.4178; the default weight's measurements
+on every collection are in :class:`cogitave.config.Fusion` and bench/RESULTS.md.
 
 Fusion runs on arrays (one ``bincount`` over the concatenated lenses, one ``lexsort``): a
 query fuses ~5 lenses of up to ~100 hits, and a per-hit Python loop cost more than the lenses'
