@@ -322,3 +322,27 @@ def test_encoder_is_recorded_and_must_match(tmp_path):
 def test_unknown_encoder_is_a_clear_error(tmp_path):
     with pytest.raises(EncoderError, match="unknown encoder"):
         Collection.create(tmp_path / "c", SCHEMA, encoder="no-such-encoder")
+
+
+def test_a_small_segment_with_a_graph_is_searched_exactly(tmp_path, monkeypatch):
+    """Under EXACT_BELOW rows exact search is as fast as the graph, so a graph written under
+    an earlier, lower bound is not used: results equal exact search's, the graph is not asked."""
+    store = RootStore(tmp_path / "c")
+    store.init()
+    rng = np.random.default_rng(2)
+    vecs = _unit(rng.standard_normal((500, 32)).astype(np.float32))
+    keys = np.arange(500, dtype=np.uint64)
+    monkeypatch.setattr(vectors, "EXACT_BELOW", 100)
+    entry = vectors.build_segment(store, keys, vecs)
+    assert "hnsw_obj" in entry
+    monkeypatch.setattr(vectors, "EXACT_BELOW", 1000)
+    dim = vectors.DimVectors(store, [entry], np.ones(500, bool))
+
+    class Refuse:
+        def search(self, q, count):  # type: ignore[no-untyped-def]
+            raise AssertionError("the graph was asked")
+
+    dim.segs[0].hnsw = Refuse()
+    for q in _unit(rng.standard_normal((10, 32)).astype(np.float32)):
+        got, _ = dim.search(q, 20)
+        assert got.tolist() == np.argsort(-(vecs @ q), kind="stable")[:20].tolist()

@@ -71,8 +71,13 @@ from usearch.index import Index
 from cogitave.store.arrays import load_npy, npy_bytes
 from cogitave.store.roots import RootStore
 
-EXACT_BELOW = 4096
-"""Segments with fewer rows are small: no HNSW, searched exactly."""
+EXACT_BELOW = 16384
+"""Segments with fewer rows are small: no HNSW, searched exactly. Measured here (384-d float32
+rows, top 100, one thread, quiet box): an exact search takes 0.21 ms p50 over 5,183 rows,
+0.31 over 8,192, 0.56 over 16,384, 1.07 over 32,768; HNSW with exact rescoring took 0.55 ms
+over 5,183 rows. So below ~16k rows exact search is as fast and has no recall loss; a
+documentation site (FastAPI 3,221 nodes, Hugo 4,508) is searched exactly. A segment written
+with a graph under an earlier, lower bound is searched exactly too (its graph is not used)."""
 MAX_SMALL = 4
 """Small segments a dimension may hold after a publish."""
 MAX_LARGE = 2
@@ -178,7 +183,7 @@ class DimVectors:
         for s in self.segs:
             if not len(s.keys):
                 continue
-            if s.hnsw is not None:
+            if s.hnsw is not None and len(s.keys) >= EXACT_BELOW:
                 keys, sims = self._search_hnsw(s, q, k)
             else:
                 want = min(len(s.keys), k + s.dead)
