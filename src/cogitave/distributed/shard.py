@@ -27,7 +27,7 @@ from cogitave.distributed.bm25 import (
     tokens_from,
 )
 from cogitave.schema import WHOLE
-from cogitave.store.lexical import ALL_FIELD, field_name
+from cogitave.store.lexical import ALL_FIELD, field_name, with_filters
 from cogitave.store.port import Filters, MatchKind
 from cogitave.store.roots import RootStore
 from cogitave.store.snapshot import Snapshot
@@ -176,7 +176,7 @@ class ShardServer:
             clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, boost)))
         if not clauses:
             return empty
-        query = _with_filters(lex.tschema, tantivy.Query.boolean_query(clauses), filters)
+        query = with_filters(lex.tschema, tantivy.Query.boolean_query(clauses), filters)
         gavg = glob.field.avgdl
         ratio = np.float32(max(1.0, float(gavg / local.avgdl)))
         idfs = {t: glob.idf(t) for t in terms}
@@ -309,15 +309,3 @@ def _top_stem(d: Any) -> tuple[int, str]:
         return 0, ""
     stem, n = max(d.stems.items(), key=lambda kv: (kv[1], kv[0]))
     return n, stem
-
-
-def _with_filters(ts: tantivy.Schema, terms_q: tantivy.Query, filters: Filters | None):
-    """``terms_q`` restricted by exact filters, as the lexical reader builds it."""
-    if not filters:
-        return terms_q
-    subs = [(tantivy.Occur.Must, terms_q)]
-    for dim, values in filters.items():
-        vals = [str(v).strip().casefold() for v in values]
-        allowed = tantivy.Query.term_set_query(ts, f"x_{dim}", vals)
-        subs.append((tantivy.Occur.Must, tantivy.Query.const_score_query(allowed, 0.0)))
-    return tantivy.Query.boolean_query(subs)

@@ -143,6 +143,22 @@ class LexicalWriter:
         return files
 
 
+def with_filters(
+    ts: tantivy.Schema, terms_q: tantivy.Query, filters: Mapping[str, Sequence[str]] | None
+) -> tantivy.Query:
+    """``terms_q`` restricted by exact ``filters`` (dimension -> allowed casefolded values),
+    each a zero-scoring required clause, so BM25 scores are those of the terms alone."""
+    if not filters:
+        return terms_q
+    # The terms must stay required: beside a Must filter, Should clauses become optional.
+    subs = [(tantivy.Occur.Must, terms_q)]
+    for dim, values in filters.items():
+        vals = [str(v).strip().casefold() for v in values]
+        allowed = tantivy.Query.term_set_query(ts, f"x_{dim}", vals)
+        subs.append((tantivy.Occur.Must, tantivy.Query.const_score_query(allowed, 0.0)))
+    return tantivy.Query.boolean_query(subs)
+
+
 class LexicalReader:
     """BM25 over one root's snapshot of the lexical index."""
 
@@ -190,15 +206,7 @@ class LexicalReader:
         terms_q = tantivy.Query.boolean_query(
             [(occur, tantivy.Query.term_query(ts, field, t)) for t in dict.fromkeys(terms)]
         )
-        if not filters:
-            return terms_q
-        # The terms must stay required: beside a Must filter, Should clauses become optional.
-        subs = [(tantivy.Occur.Must, terms_q)]
-        for dim, values in filters.items():
-            vals = [str(v).strip().casefold() for v in values]
-            allowed = tantivy.Query.term_set_query(ts, f"x_{dim}", vals)
-            subs.append((tantivy.Occur.Must, tantivy.Query.const_score_query(allowed, 0.0)))
-        return tantivy.Query.boolean_query(subs)
+        return with_filters(ts, terms_q, filters)
 
     def search(self, query: tantivy.Query, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """Top ``limit`` hits as (nids uint64, scores float32), best first."""
