@@ -140,3 +140,27 @@ def test_index_reports_links_before_embedding_with_rate_and_eta(tmp_path):
     # done/total, a rate, the elapsed time and the time left.
     shape = r"\b(\d+)/\1\s+[\d,.]+/s\s+\d+:\d\d:\d\d\s+eta\s+\d+:\d\d:\d\d"
     assert re.search(shape, embed_line), embed_line
+
+
+def test_search_path_prefix_and_page_grouping(tmp_path):
+    site = tmp_path / "site"
+    for rel, body in {
+        "guide/install.md": "# Install\n\nInstall the tool with pip.\n\n"
+        "## Upgrade\n\nUpgrade with pip.\n",
+        "reference/cli.md": "# CLI\n\nThe install command of the tool.\n",
+    }.items():
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text(body)
+    col = str(tmp_path / "col")
+    cli("index", "--collection", col, str(site), "-q")
+
+    def paths(*extra: str) -> list[str]:
+        out = cli("search", "--collection", col, "--json", *extra, "install pip").stdout
+        return [r.get("path", "") for r in json.loads(out)["results"]]
+
+    every = paths("--no-group-by-page")
+    assert {"guide/install.md", "reference/cli.md"} <= set(every)
+    assert every.count("guide/install.md") > 1, "sections of one page, ungrouped"
+    grouped = paths("--group-by-page")
+    assert len(grouped) == len(set(grouped))
+    assert set(paths("--path-prefix", "guide/")) == {"guide/install.md"}

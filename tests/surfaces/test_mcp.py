@@ -113,6 +113,26 @@ def test_docs_search_explain_and_filters(col: Collection) -> None:
     assert {r["kind"] for r in kinds.structured_content["results"]} <= {"section"}
 
 
+def test_docs_search_path_prefix_keeps_one_part_of_the_site(col: Collection) -> None:
+    every, tutorial, long = calls(
+        col,
+        ("docs_search", {"query": "index search", "limit": 10}),
+        ("docs_search", {"query": "index search", "limit": 10, "path_prefix": "/tutorial/"}),
+        ("docs_search", {"query": "x", "path_prefix": "/" * 2000}),
+    )
+    outside = [r for r in every.structured_content["results"] if "tutorial" not in str(r)]
+    assert outside, "the query must match pages outside the prefix for the test to mean much"
+    hits = tutorial.structured_content["results"]
+    assert hits and all(
+        r.get("url", "").startswith("/tutorial/") or r.get("path", "").startswith("docs/tutorial/")
+        for r in hits
+    )
+    assert [r["uid"] for r in hits] == col.search(
+        SearchRequest(query="index search", limit=10, group_by_page=True, path_prefix="/tutorial/")
+    ).uids
+    assert long.is_error and "path_prefix" in text(long)
+
+
 def test_code_sample_search_returns_code(col: Collection) -> None:
     res = call(col, "code_sample_search", {"query": "search results score", "language": "Python"})
     assert not res.is_error, text(res)

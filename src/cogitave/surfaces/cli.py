@@ -535,6 +535,17 @@ def search(
     max_tokens: Annotated[
         int, typer.Option(help="Token budget of --format markdown (about 4 characters each).")
     ] = 2000,
+    path_prefix: Annotated[
+        str | None,
+        typer.Option(help="Only pages whose path or URL path starts with this (/tutorial/)."),
+    ] = None,
+    group_by_page: Annotated[
+        bool | None,
+        typer.Option(
+            "--group-by-page/--no-group-by-page",
+            help="One hit per page (default: the collection's [docs] group_by_page).",
+        ),
+    ] = None,
     root: Annotated[str | None, typer.Option(help="A retained root id to read.")] = None,
     ray: RayOpt = None,
     partial: Annotated[
@@ -549,7 +560,15 @@ def search(
     fmt = "json" if as_json else fmt
     if fmt not in SEARCH_FORMATS:
         raise InputError(f"--format must be one of {', '.join(SEARCH_FORMATS)}, not {fmt!r}")
-    req = SearchRequest(query=query, limit=limit, offset=offset, mode=mode, root=root)  # type: ignore[arg-type]
+    req = SearchRequest(
+        query=query,
+        limit=limit,
+        offset=offset,
+        mode=mode,  # type: ignore[arg-type]
+        root=root,
+        path_prefix=path_prefix,
+        group_by_page=group_by_page,
+    )
     if is_sharded(collection) or ray is not None:
         col = _open_any(collection, ray, partial=partial)
     else:

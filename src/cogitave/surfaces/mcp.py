@@ -25,7 +25,7 @@ from pydantic import ConfigDict, Field
 from cogitave.collection import Collection
 from cogitave.errors import CogitaveError
 from cogitave.graph.query import DEFAULT_LIMIT, MAX_LIMIT
-from cogitave.query.types import MAX_QUERY_CHARS, SearchRequest
+from cogitave.query.types import MAX_PREFIX_CHARS, MAX_QUERY_CHARS, SearchRequest
 from cogitave.schema import EDGE_LABELS
 from cogitave.surfaces import service
 from cogitave.surfaces.cost import DEFAULT_LIMITS, Budget, Limits, WorkerPool
@@ -148,6 +148,14 @@ def build_mcp(
                 f'{{"language": "python"}}. Exact dimensions here: {facts["exact"]}.'
             ),
         ] = None,
+        path_prefix: Annotated[
+            str | None,
+            Field(
+                max_length=MAX_PREFIX_CHARS,
+                description="Keep only pages under this path or URL path, e.g. /tutorial/ "
+                "or docs/guide/ (a section of the site).",
+            ),
+        ] = None,
         explain: Annotated[
             bool, Field(description="Return the full diagnostics (plan, lenses, timings).")
         ] = False,
@@ -163,6 +171,7 @@ def build_mcp(
                 dimensions=dimensions,
                 filters=f,
                 explain=explain,
+                path_prefix=path_prefix,
                 group_by_page=True,  # one hit per page: sections do not crowd pages out
             )
             return service.search_compact(col, req, max_tokens)
