@@ -1,7 +1,14 @@
-"""Ranking quality of every system on SciFact (train) and Cranfield, in one run.
+"""Ranking quality of every system on SciFact (train), Cranfield, CISI and CACM, in one run.
 
     .venv/bin/python bench/quality.py [--data ../shared/data] [--cache bench/.cache]
-                                      [--datasets scifact,cranfield] [--write]
+                                      [--classic bench/.cache/collections]
+                                      [--datasets scifact,cranfield,cisi,cacm] [--write]
+
+SciFact and Cranfield come from ``--data``. CISI and CACM are the classic SMART distributions,
+kept out of the repository: put ``CISI.ALL``, ``CISI.QRY``, ``CISI.REL`` in
+``<classic>/cisi/`` and ``cacm.all``, ``query.text``, ``qrels.text`` in ``<classic>/cacm/``
+(binary judgments; queries keyed by ``.I``); a collection whose folder is missing is skipped
+with a note. Nothing is tuned on them: they are the collections the planner was not built on.
 
 Builds each collection once (cached; a build's index time and throughput are recorded beside
 it), runs bm25, dense, hybrid and planned over the same snapshot and the same queries, plus
@@ -28,7 +35,7 @@ from cogitave.eval import cranfield
 from cogitave.eval.metrics import evaluate
 from cogitave.eval.run import run_systems
 from cogitave.expand import analysis
-from cogitave.ingest import beir
+from cogitave.ingest import beir, smart
 from cogitave.query.types import MAX_QUERY_CHARS
 from cogitave.schema import WHOLE
 
@@ -40,6 +47,12 @@ REFERENCE = {
     "scifact": {"bm25": 0.696, "dense": 0.660, "hybrid": 0.719},
     "cranfield": {"bm25": 0.370, "dense": 0.382, "hybrid": 0.418},
 }
+# SMART collections read from --classic: name -> (queries file, judgments file).
+CLASSIC = {"cisi": ("CISI.QRY", "CISI.REL"), "cacm": ("query.text", "qrels.text")}
+
+
+def source(name: str, data: Path, classic: Path) -> Path:
+    return classic / name if name in CLASSIC else data / name
 
 
 def build(name: str, data: Path, cache: Path) -> tuple[Collection, dict]:
@@ -48,9 +61,11 @@ def build(name: str, data: Path, cache: Path) -> tuple[Collection, dict]:
     if Collection.exists(path) and meta_file.is_file():
         return Collection.open(path), json.loads(meta_file.read_text())
     if name == "scifact":
-        batch = beir.read_beir(data / "scifact")
+        batch = beir.read_beir(data)
+    elif name == "cranfield":
+        batch = cranfield.read_corpus(data)
     else:
-        batch = cranfield.read_corpus(data / "cranfield")
+        batch = smart.read_corpus(data)
     t0 = time.perf_counter()
     col = Collection.create(path, batch.schema)
     col.add(batch.nodes)
@@ -66,11 +81,13 @@ def build(name: str, data: Path, cache: Path) -> tuple[Collection, dict]:
 
 
 def queries(name: str, data: Path) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    d = data
     if name == "scifact":
-        d = data / "scifact"
         return beir.read_queries(d / "queries.jsonl"), beir.read_qrels(d / "qrels" / "train.tsv")
-    d = data / "cranfield"
-    return cranfield.read_queries(d / "cran.qry"), cranfield.read_qrels(d / "cranqrel")
+    if name == "cranfield":
+        return cranfield.read_queries(d / "cran.qry"), cranfield.read_qrels(d / "cranqrel")
+    qfile, rfile = CLASSIC[name]
+    return smart.read_queries(d / qfile), smart.read_qrels(d / rfile)
 
 
 def runs(col: Collection, system: str, qs: dict[str, str], rels: dict) -> dict:
@@ -122,7 +139,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
     ap.add_argument("--cache", type=Path, default=HERE / ".cache")
-    ap.add_argument("--datasets", default="scifact,cranfield")
+    ap.add_argument("--classic", type=Path, default=HERE / ".cache" / "collections")
+    ap.add_argument("--datasets", default="scifact,cranfield,cisi,cacm")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -131,18 +149,23 @@ def main() -> None:
         "|---|---|---|---|---|---|---|---|",
     ]
     wl = ["| dataset | planned vs hybrid: wins | losses | ties |", "|---|---|---|---|"]
-    builds = []
+    builds, skipped = [], []
     for name in args.datasets.split(","):
-        col, meta = build(name, args.data, args.cache)
+        src = source(name, args.data, args.classic)
+        if not src.is_dir():
+            skipped.append(f"{name} (no {src})")
+            print(f"skipping {name}: no {src}", flush=True)
+            continue
+        col, meta = build(name, src, args.cache)
         builds.append(
             f"{name}: {meta['nodes']} nodes in {meta['seconds']} s "
             f"({meta['nodes_per_s']} nodes/s, default encoder, all vectors)"
         )
-        qs, rels = queries(name, args.data)
+        qs, rels = queries(name, src)
         run_systems(col, ["planned"], dict(list(qs.items())[:20]), rels)  # warm caches
         for s in run_systems(col, SYSTEMS, qs, rels):
             m = s.metrics
-            ref = REFERENCE[name].get(s.system)
+            ref = REFERENCE.get(name, {}).get(s.system)
             lines.append(
                 f"| {name} | {s.system} | {m['ndcg@10']:.4f} | {ref if ref else '-'} | "
                 f"{m['recall@100']:.4f} | {m['mrr@10']:.4f} | {s.p50_ms:.1f} | {s.p99_ms:.1f} |"
@@ -164,11 +187,13 @@ def main() -> None:
     out = (
         f"\n## Ranking quality ({time.strftime('%Y-%m-%d')})\n\n{machine_line()}\n\n"
         "`.venv/bin/python bench/quality.py --write` (SciFact: train qrels; Cranfield: "
-        "graded, gain 5 - grade). Reference: plain scripts on the same data "
+        "graded, gain 5 - grade; CISI, CACM: binary, never tuned on). Reference: plain "
+        "scripts on the same data "
         "(../shared/data/README.md). `exact-rrf`: the same BM25 lens and exact search over the "
         "same stored vectors, fused by RRF. Latency includes result presentation at limit "
         f"100.\n\n{chr(10).join(lines)}\n\n{chr(10).join(wl)}\n\nIndex builds: "
         + "; ".join(builds)
+        + (f"\n\nSkipped: {', '.join(skipped)}" if skipped else "")
         + "\n"
     )
     print(out)

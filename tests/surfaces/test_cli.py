@@ -164,3 +164,32 @@ def test_search_path_prefix_and_page_grouping(tmp_path):
     grouped = paths("--group-by-page")
     assert len(grouped) == len(set(grouped))
     assert set(paths("--path-prefix", "guide/")) == {"guide/install.md"}
+
+
+def test_index_and_eval_a_smart_collection(tmp_path):
+    from tests.ingest.test_smart import CISI_LIKE
+
+    src = tmp_path / "cisi"
+    src.mkdir()
+    (src / "CISI.ALL").write_text(CISI_LIKE)
+    (src / "CISI.QRY").write_text(".I 1\n.W\nhistory of the decimal classification\n")
+    (src / "CISI.REL").write_text("     1      1 0 0.000000\n")
+    col = str(tmp_path / "col")
+    hint = cli("index", "--collection", col, str(src), "-q", ok=False)
+    assert hint.returncode != 0 and "--format smart" in hint.stderr
+    cli("index", "--collection", col, "--format", "smart", str(src), "-q")
+    out = cli(
+        "eval",
+        "--collection",
+        col,
+        "--format",
+        "smart",
+        "--queries",
+        str(src / "CISI.QRY"),
+        "--qrels",
+        str(src / "CISI.REL"),
+        "--systems",
+        "bm25",
+        "--json",
+    ).stdout
+    assert json.loads(out)["systems"]["bm25"]["mrr@10"] == 1.0

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from cogitave.errors import InputError
 from cogitave.ingest.md_layout import MD_SUFFIXES, MKDOCS_NAMES, RST_SUFFIXES, count_pages
+from cogitave.ingest.smart import CORPUS_FILES as SMART_CORPORA
 
 DOC_FORMATS = ("docs", "markdown")
 LOOKED_FOR = "Markdown/MDX pages (.md, .mdx) or reStructuredText (.rst, _sources/*.rst.txt)"
@@ -80,6 +81,8 @@ def _hint(path: Path) -> str:
         return f"; it holds {found['.jsonl']} .jsonl file(s): try --format jsonl on one of them"
     if any(path.glob("cran.all.1400*")):
         return "; try --format cranfield"
+    if any(f.lower() in SMART_CORPORA for f in os.listdir(path)):
+        return "; it is a SMART test collection: try --format smart"
     if found[".html"]:
         return f"; it holds {found['.html']} HTML file(s), which are not read: index the sources"
     return ""

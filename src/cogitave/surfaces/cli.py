@@ -74,7 +74,7 @@ def _open_any(collection: Path, ray: str | None, *, partial: bool = False) -> An
     return Collection.open(collection)
 
 
-FORMATS = ("auto", "jsonl", "beir", "cranfield", "docs", "markdown")
+FORMATS = ("auto", "jsonl", "beir", "cranfield", "smart", "docs", "markdown")
 SEARCH_FORMATS = ("text", "json", "markdown")
 
 
@@ -139,6 +139,10 @@ def _read_source(
         from cogitave.eval.cranfield import read_corpus
 
         return read_corpus(source)
+    if fmt == "smart":
+        from cogitave.ingest import smart
+
+        return smart.read_corpus(source)
     if fmt in ("docs", "markdown"):
         try:
             from cogitave.ingest.markdown import read_markdown
@@ -157,7 +161,8 @@ FormatOpt = Annotated[
     typer.Option(
         "--format",
         "-f",
-        help="auto | jsonl | beir | cranfield | docs (MkDocs, Hugo, Docusaurus, VitePress, "
+        help="auto | jsonl | beir | cranfield | smart (CISI, CACM, ...) | docs (MkDocs, Hugo, "
+        "Docusaurus, VitePress, "
         "Sphinx, Markdown/MDX/RST folder; markdown is the same)",
     ),
 ]
@@ -658,15 +663,23 @@ def verify(
 def eval_(
     collection: CollectionOpt,
     queries: Annotated[
-        Path, typer.Option(help="Queries (BEIR queries.jsonl, cran.qry, or URL-graded JSONL).")
+        Path,
+        typer.Option(
+            help="Queries (BEIR queries.jsonl, cran.qry, a SMART .QRY, or URL-graded JSONL)."
+        ),
     ],
     qrels: Annotated[
-        Path | None, typer.Option(help="Judgments (BEIR qrels .tsv, or cranqrel).")
+        Path | None,
+        typer.Option(help="Judgments (BEIR qrels .tsv, cranqrel, or SMART .REL / qrels.text)."),
     ] = None,
     systems: Annotated[str, typer.Option(help="Comma-separated systems to run.")] = "",
     fmt: Annotated[
         str,
-        typer.Option("--format", help="beir | cranfield | urls (default: urls without --qrels)"),
+        typer.Option(
+            "--format",
+            help="beir | cranfield | smart (binary judgments, queries by .I) | urls (default: "
+            "urls without --qrels)",
+        ),
     ] = "",
     as_json: Annotated[bool, typer.Option("--json")] = False,
     group_by_page: Annotated[
@@ -688,12 +701,16 @@ def eval_(
         from cogitave.eval import cranfield
 
         qs, rels = cranfield.read_queries(queries), cranfield.read_qrels(qrels)
+    elif fmt == "smart":
+        from cogitave.ingest import smart
+
+        qs, rels = smart.read_queries(queries), smart.read_qrels(qrels)
     elif fmt == "beir":
         from cogitave.ingest import beir
 
         qs, rels = beir.read_queries(queries), beir.read_qrels(qrels)
     else:
-        raise InputError("--format must be beir, cranfield or urls")
+        raise InputError("--format must be beir, cranfield, smart or urls")
     col = _open_any(collection, ray)
     names = [s.strip() for s in systems.split(",") if s.strip()] or available_systems(col)
     scores = run_systems(col, names, qs, rels)
