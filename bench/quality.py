@@ -33,10 +33,9 @@ from _machine import machine_line
 from cogitave import Collection
 from cogitave.eval import cranfield
 from cogitave.eval.metrics import evaluate
-from cogitave.eval.run import run_systems
+from cogitave.eval.run import fit_query, run_systems
 from cogitave.expand import analysis
 from cogitave.ingest import beir, smart
-from cogitave.query.types import MAX_QUERY_CHARS
 from cogitave.schema import WHOLE
 
 HERE = Path(__file__).resolve().parent
@@ -98,7 +97,7 @@ def runs(col: Collection, system: str, qs: dict[str, str], rels: dict) -> dict:
     for qid, text in qs.items():
         if qid not in rels:
             continue
-        res = col.search(SearchRequest(query=text[:MAX_QUERY_CHARS], limit=DEPTH, mode=system))  # type: ignore[arg-type]
+        res = col.search(SearchRequest(query=fit_query(text), limit=DEPTH, mode=system))  # type: ignore[arg-type]
         out[qid] = {h.uid: float(DEPTH - h.rank + 1) for h in res.results}
     return out
 
@@ -114,7 +113,7 @@ def exact_rrf(col: Collection, qs: dict[str, str], rels: dict) -> dict:
     for qid, text in qs.items():
         if qid not in rels:
             continue
-        text = text[:MAX_QUERY_CHARS]
+        text = fit_query(text)
         scores: dict[int, float] = {}
         bm_ids, _ = snap.bm25(WHOLE, analysis.stems(text), DEPTH)
         q = engine.embed([text])[0]

@@ -77,6 +77,10 @@ def test_residual_boost_needs_two_known_zero_hit_words_and_no_negation(cat):
     assert res.diagnostics["boost"]["applied"] is True
     one = search(cat, "boots for rainy")
     assert one.diagnostics["boost"]["applied"] is False
+    scattered = search(cat, "rainy boots for weather")
+    assert scattered.diagnostics["plan"]["residual"] is None
+    assert scattered.diagnostics["boost"]["applied"] is False
+    assert "scattered" in scattered.diagnostics["boost"]["reason"]
     neg = search(cat, "boots not for rainy weather")
     assert neg.diagnostics["boost"]["applied"] is False
     assert "negation" in neg.diagnostics["boost"]["reason"]

@@ -16,7 +16,7 @@ from cogitave.expand.stats import CorpusStats, StatsBuilder
 from cogitave.ingest.beir import BEIR_SCHEMA, read_beir
 from cogitave.nodes import Node
 from cogitave.query import rewrite as rw
-from cogitave.query.rewrite import Rewritten, max_distance, osa_distance, rewrite
+from cogitave.query.rewrite import Rewritten, known_phrase, max_distance, osa_distance, rewrite
 from cogitave.schema import Dimension, Schema
 from tests.conftest import data_dir
 
@@ -295,3 +295,18 @@ def test_scifact_typos_are_corrected() -> None:
         if r.zero_hit:
             fixed += r.display == (w,)
     assert fixed >= 0.8 * len(words)
+
+
+@pytest.mark.parametrize(
+    ("tokens", "phrase"),
+    [
+        (["boots", "for", "rainy", "weather"], ("rainy", "weather")),
+        (["jacket", "for", "trekking", "in", "patagonia"], ("trekking", "patagonia")),
+        (["rainy", "boots", "for", "weather"], ("rainy",)),  # scattered: runs of one
+        (["in", "rainy", "boots", "cold", "windy", "weather"], ("cold", "windy", "weather")),
+        (["boots"], ()),
+    ],
+)
+def test_the_known_phrase_is_the_longest_run_standing_together(tokens, phrase) -> None:
+    known = {"rainy", "weather", "trekking", "patagonia", "cold", "windy"}
+    assert known_phrase(tokens, known) == phrase

@@ -11,7 +11,7 @@ import numpy as np
 from cogitave.collection import Collection
 from cogitave.errors import QueryError
 from cogitave.eval.metrics import Qrels, evaluate
-from cogitave.query.types import MAX_QUERY_CHARS, SearchRequest
+from cogitave.query.types import MAX_QUERY_CHARS, MAX_QUERY_TERMS, WORDS, SearchRequest
 
 DEPTH = 100
 
@@ -33,6 +33,14 @@ class SystemScore:
         }
 
 
+def fit_query(text: str) -> str:
+    """A judged query as a user would send it: within the request's bounds of characters and
+    words (a longer one, such as CISI's paper abstracts, keeps its first words)."""
+    text = text[:MAX_QUERY_CHARS]
+    words = list(WORDS.finditer(text))
+    return text[: words[MAX_QUERY_TERMS - 1].end()] if len(words) > MAX_QUERY_TERMS else text
+
+
 def run_system(
     col: Collection,
     system: str,
@@ -51,7 +59,7 @@ def run_system(
         t0 = time.perf_counter()
         try:
             res = col.search(
-                SearchRequest(query=text[:MAX_QUERY_CHARS], limit=depth, mode=system)  # type: ignore[arg-type]
+                SearchRequest(query=fit_query(text), limit=depth, mode=system)  # type: ignore[arg-type]
             )
             run[qid] = {h.uid: float(depth - h.rank + 1) for h in res.results}
         except QueryError:

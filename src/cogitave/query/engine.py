@@ -434,7 +434,11 @@ class Engine:
 def _no_boost_reason(prism: Prism) -> str:
     if prism.negations:
         return "negation markers disable the boost"
-    n = len(prism.rewritten.known_zero_hit)
+    rw = prism.rewritten
+    n = len(rw.known_phrase)
     if n < 2:
-        return f"{n} dropped real-word term(s); the boost needs at least 2"
+        scattered = len(rw.known_zero_hit) - n
+        return f"{n} dropped real-word term(s) standing together; the boost needs at least 2" + (
+            f" ({scattered} more scattered through the query)" if scattered > 0 else ""
+        )
     return "no routed core"

@@ -270,10 +270,10 @@ def plan(
     residual: tuple[str, ...] = ()
     if (
         routed
-        and len(rw.known_zero_hit) >= settings.boost.min_known_terms
+        and len(rw.known_phrase) >= settings.boost.min_known_terms
         and not parsed.negation_markers
     ):
-        residual = rw.known_zero_hit
+        residual = rw.known_phrase
     return Prism(
         query=req.query,
         whole_text=" ".join(rw.display) if rw.changed else parsed.plain,

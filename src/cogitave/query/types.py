@@ -13,7 +13,7 @@ Mode = Literal["planned", "hybrid", "bm25", "dense"]
 MODES: tuple[str, ...] = ("planned", "hybrid", "bm25", "dense")
 MAX_QUERY_CHARS = 4096
 MAX_QUERY_TERMS = 256
-_WORDS = re.compile(r"\w+")
+WORDS = re.compile(r"\w+")
 MAX_LIMIT = 1000
 MAX_OFFSET = 10_000
 MAX_PREFIX_CHARS = 1024
@@ -64,7 +64,7 @@ class SearchRequest:
             self.query.encode("utf-8")
         except UnicodeEncodeError:
             raise QueryError("query is not valid Unicode text (lone surrogate)") from None
-        if len(_WORDS.findall(self.query)) > MAX_QUERY_TERMS:
+        if len(WORDS.findall(self.query)) > MAX_QUERY_TERMS:
             raise QueryError(f"query has more than {MAX_QUERY_TERMS} words; shorten it")
         if self.root is not None and not isinstance(self.root, str):
             raise QueryError("root must be a root id (a string)")
