@@ -223,3 +223,21 @@ def test_server_names_the_new_root(collection: Collection) -> None:
             assert body["results"][0]["uid"] == "from-elsewhere"
     finally:
         collection.unfollow()
+
+
+def test_configure_publishes_settings_without_reindexing(collection):
+    from dataclasses import replace
+
+    before, head = collection.snapshot.manifest, collection.root
+    s = collection.snapshot.settings
+    new = replace(s, boost=replace(s.boost, residual_factor=2.0))
+    rid = collection.configure(new)
+    assert rid != head and collection.root == rid
+    after = collection.snapshot.manifest
+    assert after.parent == head and collection.snapshot.settings == new
+    # nothing re-indexed: the same objects, only the settings differ
+    assert after.segments == before.segments and after.lexical_files == before.lexical_files
+    assert after.vectors == before.vectors and after.stats_obj == before.stats_obj
+    assert collection.engine().settings.boost.residual_factor == 2.0
+    assert Collection.open(collection.store.path).snapshot.settings == new  # durable
+    assert collection.configure(new) == rid, "unchanged settings write no root"

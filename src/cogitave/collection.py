@@ -30,7 +30,7 @@ from cogitave.graph.query import GraphQueryResult, query_graph
 from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
 from cogitave.graph.traverse import Direction
 from cogitave.nodes import Node
-from cogitave.publish import Progress, Published, empty_manifest, publish
+from cogitave.publish import Progress, Published, configure, empty_manifest, publish
 from cogitave.publish import sync as sync_source
 from cogitave.query.engine import Engine
 from cogitave.query.types import SearchRequest, SearchResponse
@@ -155,6 +155,13 @@ class Collection:
         )
         self._pending_adds.clear()
         self._pending_deletes.clear()
+        self.snapshot = self._snapshot(rid)
+        return rid
+
+    def configure(self, settings: Settings, *, retention: int = DEFAULT_RETENTION) -> str:
+        """Make ``settings`` the collection's (ranking, fusion, docs options) in a new root on
+        top of HEAD; nothing is re-indexed. Returns the root id (HEAD's when unchanged)."""
+        rid = configure(self.store, settings, retention)
         self.snapshot = self._snapshot(rid)
         return rid
 

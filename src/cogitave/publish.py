@@ -148,6 +148,23 @@ def sync(
         return out
 
 
+def configure(store: RootStore, settings: Settings, retention: int = DEFAULT_RETENTION) -> str:
+    """Publish HEAD again with other settings: nothing is re-indexed or re-embedded (the
+    settings are read at query time). Settings equal to HEAD's write no root; HEAD's id is
+    returned."""
+    with store.writer_lock():
+        base_id, base = _base(store, None)
+        assert base_id is not None  # _base raised for a missing collection
+        if Settings.from_dict(base.settings) == settings:
+            return base_id
+        rid = store.write_root(
+            base.with_(created=None, parent=base_id, settings=settings.to_dict())
+        )
+        store.set_head(rid)
+        store.retain(retention)
+        return rid
+
+
 def _base(store: RootStore, schema: Schema | None) -> tuple[str | None, Manifest]:
     """HEAD's id and manifest (under the writer lock), or an empty first root."""
     store.init()

@@ -193,3 +193,35 @@ def test_index_and_eval_a_smart_collection(tmp_path):
         "--json",
     ).stdout
     assert json.loads(out)["systems"]["bm25"]["mrr@10"] == 1.0
+
+
+def test_settings_show_set_and_refuse_bad_keys(indexed, tmp_path):
+    import shutil
+
+    col = tmp_path / "col"
+    shutil.copytree(indexed / "col", col)
+    shown = json.loads(cli("settings", "--collection", str(col), "--json").stdout)
+    assert shown["feedback"]["top"] == 5
+    head = cli("roots", "--collection", str(col)).stdout
+    out = cli(
+        "settings",
+        "--collection",
+        str(col),
+        "--set",
+        "feedback.top=3",
+        "--set",
+        'docs.demote=["blog/*"]',
+    ).stdout
+    assert "published root" in out
+    now = json.loads(cli("settings", "--collection", str(col), "--json").stdout)
+    assert now["feedback"]["top"] == 3 and now["docs"]["demote"] == ["blog/*"]
+    again = cli("settings", "--collection", str(col), "--set", "feedback.top=3").stdout
+    assert "unchanged" in again
+    assert head != cli("roots", "--collection", str(col)).stdout
+    bad = cli("settings", "--collection", str(col), "--set", "feedback.nope=1", ok=False)
+    assert bad.returncode != 0 and "nope" in bad.stderr and "Traceback" not in bad.stderr
+    typo = cli("settings", "--collection", str(col), "--set", "feedbak.top=1", ok=False)
+    assert typo.returncode != 0 and "feedbak" in typo.stderr
+    wrong = cli("settings", "--collection", str(col), "--set", "feedback.top=many", ok=False)
+    assert wrong.returncode != 0 and "top" in wrong.stderr
+    assert json.loads(cli("settings", "--collection", str(col), "--json").stdout) == now

@@ -643,6 +643,73 @@ def roots(collection: CollectionOpt) -> None:
 
 
 @app.command()
+def settings(
+    collection: CollectionOpt,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="section.key=value, a TOML value (feedback.enabled=false, "
+            'docs.demote=["blog/*"]); repeatable.',
+        ),
+    ] = None,
+    file: Annotated[
+        Path | None, typer.Option("--file", help="A settings TOML file: replaces them all.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Show the collection's settings; with --set or --file, publish them in a new root
+    (nothing is re-indexed)."""
+    from cogitave.collection import Collection
+    from cogitave.config import Settings
+
+    col = Collection.open(collection)
+    current = col.snapshot.settings
+    if file is not None or set_:
+        base = Settings.load(file) if file is not None else current
+        new = Settings.from_dict(_with_sets(base.to_dict(), set_ or []), source="--set")
+        before = col.root
+        rid = col.configure(new)
+        current = new
+        if not as_json:
+            what = "unchanged" if rid == before else f"published root {rid[:12]}"
+            out.print(f"settings of {collection}: {what}", markup=False)
+    if as_json:
+        sys.stdout.write(json.dumps(current.to_dict()) + "\n")
+        return
+    for section, value in current.to_dict().items():
+        if isinstance(value, dict):
+            for k, v in value.items():
+                out.print(f"{section}.{k} = {json.dumps(v)}", markup=False, highlight=False)
+        else:
+            out.print(f"{section} = {json.dumps(value)}", markup=False, highlight=False)
+
+
+def _with_sets(data: dict[str, Any], sets: list[str]) -> dict[str, Any]:
+    """``data`` with each ``section.key=value`` applied (value read as TOML, else a string)."""
+    import tomllib
+
+    out = {k: dict(v) if isinstance(v, dict) else v for k, v in data.items()}
+    for item in sets:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError(f"--set {item!r}: expected section.key=value")
+        try:
+            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        section, dot, name = key.partition(".")
+        if not dot:
+            out[section] = value
+        elif not isinstance(out.get(section), dict):
+            raise InputError(f"--set {item!r}: no settings section {section!r}")
+        else:
+            out[section][name] = value
+    return out
+
+
+@app.command()
 def verify(
     collection: CollectionOpt,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
