@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from _defaults import with_default_settings
 from _machine import machine_line
 
 from cogitave import Collection
@@ -58,7 +59,7 @@ def build(name: str, tree: Path, *, rebuild: bool = False) -> Collection:
     path = CACHE / name
     done = path / ".built"
     if done.is_file() and not rebuild:
-        return Collection.open(path)
+        return with_default_settings(Collection.open(path))
     if path.exists():
         shutil.rmtree(path)
     t0 = time.perf_counter()

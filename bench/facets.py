@@ -449,6 +449,8 @@ def select(
 # -- building and running -------------------------------------------------------------------
 def build(pkgs: Sequence[Package], facets: bool, cache: Path) -> tuple[Any, dict]:
     """The collection of ``pkgs`` (cached by content and schema) and its build record."""
+    from _defaults import with_default_settings
+
     from cogitave import Collection, Node
 
     sch = schema(facets)
@@ -458,7 +460,7 @@ def build(pkgs: Sequence[Package], facets: bool, cache: Path) -> tuple[Any, dict
     path = cache / f"{'facets' if facets else 'fields'}-{key}"
     meta_file = path.with_suffix(".build.json")
     if Collection.exists(path) and meta_file.is_file():
-        return Collection.open(path), json.loads(meta_file.read_text())
+        return with_default_settings(Collection.open(path)), json.loads(meta_file.read_text())
     t0 = time.perf_counter()
     col = Collection.create(path, sch)
     col.add(Node(p.name, kind="package", dims=node_dims(p)) for p in pkgs)

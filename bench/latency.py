@@ -50,6 +50,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from _defaults import with_default_settings
 from _synth import Synth, SynthParams
 
 from cogitave.collection import Collection
@@ -589,6 +590,8 @@ def main(argv: list[str] | None = None) -> None:
             col = Collection.open(path, args.root)
         elif len(col) != args.nodes:
             col = Collection.open(path, root_with(path, args.nodes))
+        else:
+            col = with_default_settings(col)
         queries = synth.queries(args.queries, args.nodes, seed=1)
         warm = synth.queries(args.warm, args.nodes, seed=2)
         m = measure(col, queries, warm, args.reps)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pytrec_eval
+from _defaults import with_default_settings
 from _machine import machine_line
 
 from cogitave import Collection
@@ -58,7 +59,7 @@ def build(name: str, data: Path, cache: Path) -> tuple[Collection, dict]:
     path = cache / name
     meta_file = cache / f"{name}.build.json"
     if Collection.exists(path) and meta_file.is_file():
-        return Collection.open(path), json.loads(meta_file.read_text())
+        return with_default_settings(Collection.open(path)), json.loads(meta_file.read_text())
     if name == "scifact":
         batch = beir.read_beir(data)
     elif name == "cranfield":

@@ -22,7 +22,7 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
     enabled = true
 
     [feedback]
-    enabled = true                 # the planner's feedback lens (see query/feedback.py)
+    enabled = false                # the planner's feedback lens, opt-in (see query/feedback.py)
     top = 5                        # fused candidates whose stored vectors form the centroid
     weight = 0.3                   # feedback query = normalise(query + weight * centroid)
 
@@ -74,7 +74,7 @@ class Rerank:
 
 @dataclass(frozen=True)
 class Feedback:
-    enabled: bool = True
+    enabled: bool = False
     top: int = 5
     weight: float = 0.3
 

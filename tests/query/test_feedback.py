@@ -17,7 +17,9 @@ from tests.query import catalogue
 @pytest.fixture(scope="module")
 def cat(tmp_path_factory):
     return catalogue.build(
-        tmp_path_factory.mktemp("fb") / "c", encoder="default", settings=Settings(lexicon="none")
+        tmp_path_factory.mktemp("fb") / "c",
+        encoder="default",
+        settings=Settings(lexicon="none", feedback=Feedback(enabled=True)),
     )
 
 
@@ -49,14 +51,12 @@ def test_planned_search_replaces_the_dense_anchor_and_says_so(cat):
     assert "feedback" in res.diagnostics["timings_ms"]
 
 
-def test_feedback_can_be_turned_off(tmp_path):
-    off = catalogue.build(
-        tmp_path / "c",
-        encoder="default",
-        settings=Settings(lexicon="none", feedback=Feedback(enabled=False)),
-    )
+def test_feedback_is_opt_in(tmp_path):
+    assert Settings().feedback.enabled is False
+    off = catalogue.build(tmp_path / "c", encoder="default", settings=Settings(lexicon="none"))
     res = off.search(SearchRequest(query="warm wool scarf", limit=10))
     assert res.diagnostics["feedback"] == {"applied": False, "reason": "off"}
+    assert [x["name"] for x in res.diagnostics["lenses"]].count("dense") == 1
 
 
 def test_plain_systems_have_no_feedback(cat):

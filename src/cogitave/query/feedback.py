@@ -9,9 +9,17 @@ what the query means: the dense leg moves toward documents like the consensus to
 from near-misses that only share the query's surface.
 
 Nothing new is embedded: the centroid is made of stored vectors, and the cost is one more
-HNSW search. Measured (bench/RESULTS.md, "Ranking quality"), nDCG@10, the same encoder and
-data: Cranfield 0.4141 -> 0.4245 for RRF(BM25, dense) with the feedback dense leg (top 5,
-weight 0.5; every top in 3..5 and weight in 0.3..1.0 gained 0.006-0.011).
+HNSW search.
+
+Off by default (``[feedback] enabled = true`` turns it on). It was added for Cranfield
+(RRF(BM25, dense) 0.4141 -> 0.4245 nDCG@10 with the feedback dense leg), but across every
+collection measured it does not pay: planned without it, against with it (top 5, weight 0.3),
+nDCG@10 SciFact 0.7287 = 0.7287, Cranfield 0.4155 vs 0.4182, CISI 0.4035 vs 0.4027, CACM
+0.5251 vs 0.5198, Debian facets 0.7372 vs 0.7328 and its fields-only control 0.7067 vs 0.7020;
+nDCG@5 of the docs questions FastAPI 0.817 vs 0.809, Hugo 0.671 vs 0.664, this project's docs
+0.892 vs 0.901 (six better, two worse, one equal; bench/RESULTS.md "Unseen collections").
+A collection like Cranfield, many judged relevant documents per query in one narrow field, is
+where it helps.
 """
 
 from __future__ import annotations
