@@ -41,7 +41,7 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -128,6 +128,29 @@ class Settings:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def with_sets(self, sets: Sequence[str], *, source: str = "--set") -> Settings:
+        """These settings with each ``section.key=value`` applied (the value read as a TOML
+        value, else as a string: ``feedback.enabled=false``, ``docs.demote=["blog/*"]``);
+        a malformed item, an unknown key or a wrong type is a :class:`SchemaError` naming it."""
+        data = {k: dict(v) if isinstance(v, dict) else v for k, v in self.to_dict().items()}
+        for item in sets:
+            key, sep, raw = item.partition("=")
+            key = key.strip()
+            if not sep or not key:
+                raise SchemaError(f"{source} {item!r}: expected section.key=value")
+            try:
+                value = tomllib.loads(f"v = {raw.strip()}")["v"]
+            except tomllib.TOMLDecodeError:
+                value = raw.strip()
+            section, dot, name = key.partition(".")
+            if not dot:
+                data[section] = value
+            elif not isinstance(data.get(section), dict):
+                raise SchemaError(f"{source} {item!r}: no settings section {section!r}")
+            else:
+                data[section][name] = value
+        return Settings.from_dict(data, source=source)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None, *, source: str = "settings") -> Settings:

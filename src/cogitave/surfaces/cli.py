@@ -667,7 +667,7 @@ def settings(
     current = col.snapshot.settings
     if file is not None or set_:
         base = Settings.load(file) if file is not None else current
-        new = Settings.from_dict(_with_sets(base.to_dict(), set_ or []), source="--set")
+        new = base.with_sets(set_ or [])
         before = col.root
         rid = col.configure(new)
         current = new
@@ -683,30 +683,6 @@ def settings(
                 out.print(f"{section}.{k} = {json.dumps(v)}", markup=False, highlight=False)
         else:
             out.print(f"{section} = {json.dumps(value)}", markup=False, highlight=False)
-
-
-def _with_sets(data: dict[str, Any], sets: list[str]) -> dict[str, Any]:
-    """``data`` with each ``section.key=value`` applied (value read as TOML, else a string)."""
-    import tomllib
-
-    out = {k: dict(v) if isinstance(v, dict) else v for k, v in data.items()}
-    for item in sets:
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise InputError(f"--set {item!r}: expected section.key=value")
-        try:
-            value = tomllib.loads(f"v = {raw.strip()}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw.strip()
-        section, dot, name = key.partition(".")
-        if not dot:
-            out[section] = value
-        elif not isinstance(out.get(section), dict):
-            raise InputError(f"--set {item!r}: no settings section {section!r}")
-        else:
-            out[section][name] = value
-    return out
 
 
 @app.command()
