@@ -161,3 +161,27 @@ def test_a_forked_child_searches_after_its_parent_did(cat):
         proc.join(10)
         if proc.is_alive():
             proc.kill()
+
+
+def test_a_whole_node_channel_reuses_the_dense_anchor(tmp_path):
+    from cogitave import Collection
+    from cogitave.schema import WHOLE
+    from tests.conftest import SCHEMA, make_nodes
+
+    col = Collection.create(tmp_path / "c", SCHEMA, settings=Settings(lexicon="default"))
+    col.add(make_nodes(80))
+    col.publish()
+    assert col.snapshot.vector_dims() == {WHOLE}  # fields of one text: whole-node vectors only
+    eng = col.engine()
+    req = SearchRequest(query="alpha gamma qzxwv", limit=20)
+    lenses = {x["name"]: x for x in eng.search(req).diagnostics["lenses"]}
+    chan = lenses[f"channel:{WHOLE}"]
+    assert chan["kind"] == "channel" and chan["ms"] == 0.0  # no second search
+    assert chan["weight"] == pytest.approx(1 / 3, abs=1e-3)
+    # its hits are the anchor's, which are what a search of its own would give
+    prism = eng.plan(req)
+    got = {x.name: x for x in eng.planned_lenses(req, prism)[0]}
+    anchor, channel = got["dense"], got[f"channel:{WHOLE}"]
+    assert channel.nids is anchor.nids and channel.depth == anchor.depth
+    own, _ = col.snapshot.dense(WHOLE, eng.embed([prism.whole_text])[0], anchor.depth)
+    assert own.tolist() == anchor.nids.tolist()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -268,7 +269,13 @@ class Engine:
                     slots.append(
                         dense_job(port, f"dense:{p.dim}", p.dim, dense_q, p.dim, p.dense_depth)
                     )
+        # A channel over the whole node asks exactly what the dense anchor asks (same vector,
+        # same depth): it reuses the anchor's hits under its own weight instead of searching
+        # again (at 100k nodes the second search cost 4 ms on a 2-core box).
+        reused = [c for c in prism.channels if self.has_dense and c.dim == WHOLE]
         for c in prism.channels:
+            if c in reused:
+                continue
             slots.append(
                 dense_job(
                     port,
@@ -292,6 +299,19 @@ class Engine:
                     dense_q[dim] = dense_q[key]
 
         lenses = lens_mod.run_lenses(slots, vectors)
+        anchor = next((lens for lens in lenses if lens.name == "dense"), None)
+        if anchor is not None:
+            lenses += [
+                replace(
+                    anchor,
+                    name=f"channel:{c.dim}",
+                    kind="channel",
+                    weight=c.weight,
+                    ms=0.0,
+                    info={**anchor.info, "hits_of": "dense"},
+                )
+                for c in reused
+            ]
         pool = np.unique(np.concatenate([lens.nids for lens in lenses])) if lenses else None
         # An exact dimension is matched for every routed one: its lens ranks nothing (every
         # match ties) but marks the pool's candidates, or supplies them when nothing else did.
