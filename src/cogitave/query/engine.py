@@ -273,9 +273,7 @@ class Engine:
         # same depth): it reuses the anchor's hits under its own weight instead of searching
         # again (at 100k nodes the second search cost 4 ms on a 2-core box).
         reused = [c for c in prism.channels if self.has_dense and c.dim == WHOLE]
-        for c in prism.channels:
-            if c in reused:
-                continue
+        for c in (c for c in prism.channels if c not in reused):
             slots.append(
                 dense_job(
                     port,

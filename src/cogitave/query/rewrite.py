@@ -224,9 +224,7 @@ def rewrite(
         zero_hit=zero_hit,
         noise=tuple(t for t in left if t not in known),
         known_zero_hit=tuple(t for t in left if t in known),
-        known_phrase=known_phrase(
-            toks, {t for i, t in enumerate(toks) if zero[i] and not repaired[i] and t in known}
-        ),
+        known_phrase=known_phrase(toks, known),
     )
 
 
