@@ -18,6 +18,19 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
 
 
+def _graph_segment(tmp_path, monkeypatch, n: int, d: int, *, seed: int):  # type: ignore[no-untyped-def]
+    """A store and one segment of ``n`` random unit rows, written with an HNSW graph (the
+    exact-search bound lowered to 100 rows while it is built), and the generator to draw
+    queries from."""
+    store = RootStore(tmp_path / "c")
+    store.init()
+    rng = np.random.default_rng(seed)
+    vecs = _unit(rng.standard_normal((n, d)).astype(np.float32))
+    monkeypatch.setattr(vectors, "EXACT_BELOW", 100)
+    entry = vectors.build_segment(store, np.arange(n, dtype=np.uint64), vecs)
+    return store, vecs, entry, rng
+
+
 def _keys(col: Collection, entry: dict) -> np.ndarray:
     return np.load(col.store.object_path(entry["keys_obj"]))
 
@@ -70,13 +83,8 @@ def test_hnsw_candidates_are_rescored_exactly(tmp_path, monkeypatch):
     """The graph's half-precision distances never reach a caller: every similarity is the
     float32 product an exact segment computes (to the last bits BLAS may order differently),
     over OVERSAMPLE times as many candidates from the graph as results asked."""
-    store = RootStore(tmp_path / "c")
-    store.init()
-    rng = np.random.default_rng(1)
-    vecs = _unit(rng.standard_normal((3000, 48)).astype(np.float32))
-    keys = np.arange(3000, dtype=np.uint64)
-    monkeypatch.setattr(vectors, "EXACT_BELOW", 100)
-    dim = vectors.DimVectors(store, [vectors.build_segment(store, keys, vecs)], np.ones(3000, bool))
+    store, vecs, entry, rng = _graph_segment(tmp_path, monkeypatch, 3000, 48, seed=1)
+    dim = vectors.DimVectors(store, [entry], np.ones(3000, bool))
     seg = dim.segs[0]
     asked: list[int] = []
     real = seg.hnsw.search
@@ -327,13 +335,7 @@ def test_unknown_encoder_is_a_clear_error(tmp_path):
 def test_a_small_segment_with_a_graph_is_searched_exactly(tmp_path, monkeypatch):
     """Under EXACT_BELOW rows exact search is as fast as the graph, so a graph written under
     an earlier, lower bound is not used: results equal exact search's, the graph is not asked."""
-    store = RootStore(tmp_path / "c")
-    store.init()
-    rng = np.random.default_rng(2)
-    vecs = _unit(rng.standard_normal((500, 32)).astype(np.float32))
-    keys = np.arange(500, dtype=np.uint64)
-    monkeypatch.setattr(vectors, "EXACT_BELOW", 100)
-    entry = vectors.build_segment(store, keys, vecs)
+    store, vecs, entry, rng = _graph_segment(tmp_path, monkeypatch, 500, 32, seed=2)
     assert "hnsw_obj" in entry
     monkeypatch.setattr(vectors, "EXACT_BELOW", 1000)
     dim = vectors.DimVectors(store, [entry], np.ones(500, bool))
