@@ -24,6 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +39,7 @@ from cogitave.eval.metrics import evaluate
 from cogitave.eval.run import fit_query, run_systems
 from cogitave.expand import analysis
 from cogitave.ingest import beir, smart
+from cogitave.query.types import SearchRequest, SearchResponse
 from cogitave.schema import WHOLE
 
 HERE = Path(__file__).resolve().parent
@@ -80,8 +83,8 @@ def build(name: str, data: Path, cache: Path) -> tuple[Collection, dict]:
     return col, meta
 
 
-def queries(name: str, data: Path) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
-    d = data
+def queries(name: str, d: Path) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """The judged queries and judgments of ``name``, read from its folder ``d``."""
     if name == "scifact":
         return beir.read_queries(d / "queries.jsonl"), beir.read_qrels(d / "qrels" / "train.tsv")
     if name == "cranfield":
@@ -92,13 +95,20 @@ def queries(name: str, data: Path) -> tuple[dict[str, str], dict[str, dict[str, 
 
 def runs(col: Collection, system: str, qs: dict[str, str], rels: dict) -> dict:
     """Per judged query, {uid: score} of the top DEPTH (for per-query metrics)."""
-    from cogitave.query.types import SearchRequest
 
+    def search(req: SearchRequest) -> SearchResponse:
+        return col.search(replace(req, mode=system))  # type: ignore[arg-type]
+
+    return runs_of(search, qs, rels)
+
+
+def runs_of(search: Callable[[SearchRequest], SearchResponse], qs: Mapping, rels: Mapping) -> dict:
+    """:func:`runs` with any search (an engine with other settings, a given mode)."""
     out: dict[str, dict[str, float]] = {}
     for qid, text in qs.items():
         if qid not in rels:
             continue
-        res = col.search(SearchRequest(query=fit_query(text), limit=DEPTH, mode=system))  # type: ignore[arg-type]
+        res = search(SearchRequest(query=fit_query(text), limit=DEPTH))
         out[qid] = {h.uid: float(DEPTH - h.rank + 1) for h in res.results}
     return out
 

@@ -33,7 +33,6 @@ from cogitave import Collection, SearchRequest
 from cogitave.config import Settings
 from cogitave.errors import QueryError
 from cogitave.eval.docs import evaluate_questions, read_url_questions
-from cogitave.eval.run import fit_query
 from cogitave.query.engine import Engine
 
 HERE = Path(__file__).resolve().parent
@@ -54,12 +53,7 @@ def ir_sets(cache: Path, data: Path, classic: Path) -> Iterator[tuple[str, Colle
         qs, rels = q.queries(name, src)
 
         def score(search: Search, qs: Mapping = qs, rels: Mapping = rels) -> dict[str, float]:
-            run = {}
-            for qid, text in qs.items():
-                if qid in rels:
-                    res = search(SearchRequest(query=fit_query(text), limit=100))
-                    run[qid] = {h.uid: float(101 - h.rank) for h in res.results}  # type: ignore[attr-defined]
-            return q.per_query_ndcg(run, rels)
+            return q.per_query_ndcg(q.runs_of(search, qs, rels), rels)  # type: ignore[arg-type]
 
         yield name, col, score
 
