@@ -66,7 +66,7 @@ EDGE_LABEL_SET = frozenset(EDGE_LABELS)
 
 DimensionType = Literal["semantic", "exact"]
 DIM_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-RESERVED_KEYS = frozenset({"uid", "kind", "content", "edges", "_all"})
+RESERVED_KEYS = frozenset({"uid", "kind", "content", "edges", "meta", "_all"})
 WHOLE = "_all"
 """The whole node: the BM25 ``all`` field and the ``_all`` vector (all semantic text)."""
 Scalar = str | int | float | bool

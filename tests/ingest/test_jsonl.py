@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cogitave.errors import IngestError
+from cogitave.errors import IngestError, SchemaError
 from cogitave.ingest.beir import read_beir, read_qrels, read_queries
 from cogitave.ingest.jsonl import read_jsonl
 from cogitave.schema import Schema
@@ -68,6 +68,20 @@ def test_bad_records_name_file_and_line_and_refuse_the_batch(tmp_path):
     assert f"{p}:2" in e.value.message
     assert len(e.value.details["errors"]) == 7
     assert [n.uid for n in batch.nodes] == ["a"]  # what --skip-bad would write
+
+
+def test_meta_is_kept_with_the_node_and_is_not_a_dimension(tmp_path):
+    meta = {"authors": "Knuth, D. E.", "year": 1968}
+    good = {"uid": "a", "title": "Sorting", "meta": meta}
+    bad = {"uid": "b", "title": "x", "meta": "not an object"}
+    p = write(tmp_path, [json.dumps(good), json.dumps(bad)])
+    batch = read_jsonl(p)
+    (a,) = batch.nodes
+    assert a.meta == meta and "meta" not in a.dims
+    assert batch.schema.names == ["title", "kind"]
+    assert batch.problems[0].line == 2 and "'meta' must be an object" in batch.problems[0].reason
+    with pytest.raises(SchemaError, match="meta"):
+        Schema.from_dict({"dimensions": {"meta": {"type": "semantic"}}})
 
 
 def test_declared_schema_types_are_enforced(tmp_path):

@@ -77,9 +77,10 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 def test_fields_are_read_and_skipped_markers_never_leak(tmp_path: Path) -> None:
     batch = smart.read_corpus(write(tmp_path, "CISI.ALL", CISI_LIKE))
-    assert [d.name for d in batch.schema.dimensions] == ["title", "author", "abstract", "kind"]
+    assert [d.name for d in batch.schema.dimensions] == ["title", "abstract", "kind"]
     assert not any(d.facet for d in batch.schema.dimensions), "fields of one text, not facets"
     one = batch.nodes[0]
+    assert one.meta["authors"] and "author" not in one.dims, "authors describe, they are not text"
     assert one.uid == "1"
     assert one.dims["title"] == "18 Editions of the Dewey Decimal Classifications"
     assert one.dims["abstract"].endswith("Decimal Classification.")
@@ -90,9 +91,10 @@ def test_fields_are_read_and_skipped_markers_never_leak(tmp_path: Path) -> None:
 def test_only_present_fields_become_dimensions_and_ids_lose_zeros(tmp_path: Path) -> None:
     batch = smart.read_corpus(write(tmp_path, "cacm.all", CACM_LIKE))
     names = [d.name for d in batch.schema.dimensions]
-    assert names == ["title", "author", "bibliography", "abstract", "keywords", "kind"]
+    assert names == ["title", "abstract", "keywords", "kind"]
     first, second = batch.nodes
-    assert "abstract" not in first.dims and first.dims["bibliography"] == "CACM December, 1958"
+    assert "abstract" not in first.dims and first.meta["source"] == "CACM December, 1958"
+    assert "CACM" not in " ".join(first.text(d) for d in names), "the source is never searched"
     assert "8:28" not in str(first.dims), "the .N entry note is skipped"
     assert second.uid == "2" and second.dims["keywords"] == "roots, subtraction"
     assert "5.11" not in str(second.dims)

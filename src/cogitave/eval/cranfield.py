@@ -1,7 +1,8 @@
 """The Cranfield collection: ``cran.all.1400`` records, ``cran.qry`` queries, ``cranqrel``.
 
 A SMART-format collection (:mod:`cogitave.ingest.smart`): records are ``.I n`` followed by
-``.T`` title, ``.A`` authors, ``.B`` bibliography and ``.W`` abstract, four fields of one node.
+``.T`` title, ``.A`` authors, ``.B`` bibliography and ``.W`` abstract; title and abstract are
+the node's text, authors and bibliography its ``meta``.
 
 The trap: ``cranqrel`` numbers queries by their *position* in ``cran.qry`` (1..225), not by
 their ``.I`` numbers (001, 002, 004, ...). Queries are therefore keyed by position here.

@@ -99,6 +99,9 @@ def to_node(obj: Any) -> Node:
             edges.append(Edge(str(e.get("label")), dst))
         except CogitaveError as err:
             raise ValueError(err.message) from err
+    meta = obj.get("meta") or {}
+    if not isinstance(meta, Mapping) or not all(isinstance(k, str) for k in meta):
+        raise ValueError("'meta' must be an object (data kept with the node, not searched)")
     dims: dict[str, DimValue] = {}
     for key, v in obj.items():
         if key in RESERVED_KEYS or v is None:
@@ -106,7 +109,7 @@ def to_node(obj: Any) -> Node:
         if not DIM_NAME.match(key):
             raise ValueError(f"{key!r} is not a valid dimension name (letters, digits, _)")
         dims[key] = _value(key, v)
-    return Node(uid=uid, kind=kind, dims=dims, content=content, edges=tuple(edges))
+    return Node(uid, kind, dims, content, tuple(edges), dict(meta))
 
 
 def infer_schema(nodes: Iterable[Node], declared: Schema | None) -> Schema:

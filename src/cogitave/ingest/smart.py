@@ -2,11 +2,15 @@
 -> nodes, queries and judgments.
 
 A record is ``.I id`` followed by fields, each a marker line (``.T``) and the lines after it.
-Read as dimensions: ``.T`` title, ``.A`` authors, ``.B`` bibliography (source, date), ``.W``
-abstract, ``.K`` keywords; the other markers (``.X`` citation lists, ``.N`` entry notes, ``.C``
-categories) end the field before them and are skipped, so their lines never leak into a text.
-Every dimension is a field of the record's one text (none is a facet), in the order above;
-only the fields a corpus has become dimensions.
+The record's text is its ``.T`` title, ``.W`` abstract and ``.K`` keywords: dimensions, fields
+of one text (none is a facet), in that order; only the fields a corpus has become dimensions.
+``.A`` authors and ``.B`` bibliography (journal, volume, date) describe the record rather than
+say what it is about: they are kept in the node's ``meta`` (``authors``, ``source``), returned with
+the node but neither searched nor embedded (a journal name or a surname in every text is noise
+to both legs: RRF of the two legs on CACM 0.5129 with them in the text, 0.5326 without; CISI
+0.4049 / 0.4144; Cranfield 0.4135 / 0.4141). The other markers (``.X`` citation lists, ``.N``
+entry notes, ``.C`` categories) end the field before them and are skipped, so their lines never
+leak into a text.
 
 Queries are keyed by their ``.I`` id (numbers without leading zeros: CACM's judgments say
 ``01`` for query ``1``) or, for Cranfield, by position (see :mod:`cogitave.eval.cranfield`).
@@ -27,7 +31,8 @@ from cogitave.errors import IngestError
 from cogitave.ingest.records import Batch, collect
 from cogitave.schema import Dimension, Schema
 
-FIELDS = {"T": "title", "A": "author", "B": "bibliography", "W": "abstract", "K": "keywords"}
+FIELDS = {"T": "title", "W": "abstract", "K": "keywords"}
+META = {"A": "authors", "B": "source"}
 # Corpus file names of the usual distributions, tried (case-insensitively) in a folder.
 CORPUS_FILES = ("cran.all.1400", "cisi.all", "cacm.all", "med.all", "time.all", "cran.all")
 _MARK = re.compile(r"^\.([A-Z])\b\s*(.*)$")
@@ -95,6 +100,9 @@ def read_corpus(path: str | Path) -> Batch:
             for marker, name in FIELDS.items():
                 if fields.get(marker):
                     rec[name] = fields[marker]
+            meta = {name: fields[m] for m, name in META.items() if fields.get(m)}
+            if meta:
+                rec["meta"] = meta
             yield str(p), line, rec
 
     return collect(rows(), schema)
