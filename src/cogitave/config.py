@@ -29,6 +29,12 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
     [fusion]
     score_weight = 0.5             # planned: a lens's hit also adds weight * scaled score/(k+1)
 
+    [smoothing]                    # the BM25 anchor's scores borrow from like hits
+    enabled = true                 # (query/smooth.py)
+    neighbours = 5                 # nearest candidates (cosine of stored vectors) per hit
+    weight = 0.35                  # score + weight * mean of the neighbours' scores
+    candidates = 200               # the first hits compared with one another
+
     [docs]                         # page-aware ranking of documentation (query/pages.py)
     group_by_page = false          # one hit per page for every search (docs_search always)
     hidden_kinds = ["nav_group", "source_file"]   # kinds that compete only when asked for
@@ -80,6 +86,26 @@ class Feedback:
 
 
 @dataclass(frozen=True)
+class Smoothing:
+    """Neighbour smoothing of the planner's BM25 anchor (:mod:`cogitave.query.smooth`): each
+    of the first ``candidates`` hits adds ``weight`` times the mean score of its
+    ``neighbours`` nearest hits (cosine of stored whole-node vectors)."""
+
+    enabled: bool = True
+    neighbours: int = 5
+    weight: float = 0.35
+    candidates: int = 200
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.neighbours <= 50:
+            raise SchemaError("[smoothing] neighbours must be between 1 and 50")
+        if not 0.0 <= self.weight <= 10.0:
+            raise SchemaError("[smoothing] weight must be between 0 and 10")
+        if not 2 <= self.candidates <= 1000:
+            raise SchemaError("[smoothing] candidates must be between 2 and 1000")
+
+
+@dataclass(frozen=True)
 class Fusion:
     """Score evidence in the planner's fusion (:func:`cogitave.query.fuse.rrf`): besides its
     RRF term, each lens adds ``score_weight * scaled(score) / (k + 1)`` for every hit, so a
@@ -124,6 +150,7 @@ class Settings:
     rerank: Rerank = field(default_factory=Rerank)
     feedback: Feedback = field(default_factory=Feedback)
     fusion: Fusion = field(default_factory=Fusion)
+    smoothing: Smoothing = field(default_factory=Smoothing)
     docs: Docs = field(default_factory=Docs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -164,6 +191,7 @@ class Settings:
             "rerank": Rerank,
             "feedback": Feedback,
             "fusion": Fusion,
+            "smoothing": Smoothing,
             "docs": Docs,
         }
         for key, value in data.items():

@@ -5,6 +5,9 @@ value (:class:`~cogitave.query.ranked.Ranked`), each stage leaving one diagnosti
 
     plan -> lenses -> fuse -> feedback -> filter -> gate -> boost -> rerank -> pages -> present
 
+The whole-query BM25 lens is smoothed over like candidates inside its own slot
+(:mod:`cogitave.query.smooth`; ``diagnostics["smoothing"]``).
+
 ``hybrid`` (RRF of whole-query BM25 and whole-query dense), ``bm25`` and ``dense`` run the
 plain legs through the same fuse, filter and present stages, for evaluation and comparison.
 Every stage is a function of the read port and the request (:mod:`cogitave.store.port`), so it
@@ -14,7 +17,7 @@ runs the same on one root or on a sharded view. Diagnostics are always on: they 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -40,9 +43,10 @@ from cogitave.query.prism import DimPlan, Prism, plan
 from cogitave.query.ranked import Ranked, StageRecord
 from cogitave.query.rerank import graph_rerank
 from cogitave.query.rewrite import rewrite
+from cogitave.query.smooth import smooth
 from cogitave.query.types import SearchRequest, SearchResponse
 from cogitave.schema import WHOLE
-from cogitave.store.port import ReadPort
+from cogitave.store.port import Filters, ReadPort
 
 BM25_DEPTH = 100
 
@@ -134,6 +138,12 @@ class Engine:
         records.append(StageRecord("fuse", ms_since(t), {"candidates": len(fused)}))
         diag: dict[str, Any] = {"mode": req.mode, "root": self.port.root}
         if prism is not None:
+            bm25 = next((lens for lens in lenses if lens.name == "bm25"), None)
+            diag["smoothing"] = (
+                bm25.info.get("smoothing", {"applied": False, "reason": "off"})
+                if bm25 is not None
+                else {"applied": False, "reason": "no BM25 anchor"}
+            )
             t = time.perf_counter()
             lenses, fused, ranked, filt, diag["feedback"] = self.feedback_stage(
                 req, prism, lenses, dense_q, fused, ranked, filt
@@ -257,7 +267,7 @@ class Engine:
         filters = req.filters
         slots: list[Callable[[], LensResult]] = []
         if prism.whole_stems:
-            slots.append(partial(bm25_lens, port, "bm25", WHOLE, prism.whole_stems, depth, filters))
+            slots.append(partial(self._bm25_anchor, prism.whole_stems, depth, filters))
         if self.has_dense:
             slots.append(dense_job(port, "dense", WHOLE, dense_q, "__whole__", depth))
         for p in prism.lensed:
@@ -318,6 +328,18 @@ class Engine:
                 among = pool if pool is not None and len(pool) else None
                 lenses.append(exact_lens(port, f"exact:{p.dim}", p.dim, p.stems, among))
         return lenses, dense_q, embed_ms
+
+    def _bm25_anchor(self, stems: Sequence[str], depth: int, filters: Filters | None) -> LensResult:
+        """The whole-query BM25 lens, smoothed over like candidates when the collection has
+        vectors (:mod:`cogitave.query.smooth`); how is in the lens's ``info``."""
+        sm = self.settings.smoothing
+        if not (sm.enabled and sm.weight > 0 and self.has_dense):
+            lens = bm25_lens(self.port, "bm25", WHOLE, stems, depth, filters)
+            reason = "off" if self.has_dense else "no vectors"
+            return replace(lens, info={"smoothing": {"applied": False, "reason": reason}})
+        lens = bm25_lens(self.port, "bm25", WHOLE, stems, max(depth, sm.candidates), filters)
+        lens, info = smooth(self.port, lens, sm, depth)
+        return replace(lens, info={**lens.info, "smoothing": info})
 
     def feedback_stage(
         self,
