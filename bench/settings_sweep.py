@@ -13,7 +13,8 @@ Per set: hybrid, planned with the default settings and planned with each variant
 over the same snapshot with the settings changed (nothing re-indexed): nDCG@10 (nDCG@5 over
 pages for the docs questions, grouped as ``docs_search`` returns them) and the per-query wins
 and losses against hybrid; then the mean over the sets. A default is chosen on the mean over
-every set, never on one.
+every set, never on one. A second table gives the latency of the same runs (p50 / p95 ms per
+search, variants back to back: a ratio within a row is what it costs).
 """
 
 from __future__ import annotations
@@ -106,17 +107,28 @@ def facet_sets() -> Iterator[tuple[str, Collection, Scorer]]:
         yield name, col, score
 
 
-def searcher(col: Collection, settings: Settings | None, mode: str) -> Search:
+def searcher(
+    col: Collection, settings: Settings | None, mode: str, ms: list[float] | None = None
+) -> Search:
+    """A search in ``mode`` under ``settings``; each call's time is appended to ``ms``."""
     eng = Engine(col.snapshot, settings) if settings is not None else col.engine()
 
     def search(req: SearchRequest) -> object:
-        return eng.search(
+        t0 = time.perf_counter()
+        res = eng.search(
             SearchRequest(
                 query=req.query, limit=req.limit, mode=mode, group_by_page=req.group_by_page
             )
         )
+        if ms is not None:
+            ms.append((time.perf_counter() - t0) * 1000)
+        return res
 
     return search
+
+
+def _ms(took: list[float]) -> str:
+    return f"{np.percentile(took, 50):.1f} / {np.percentile(took, 95):.1f}" if took else "-"
 
 
 def parse_variant(text: str) -> tuple[str, list[str]]:
@@ -146,6 +158,7 @@ def main() -> None:
     labels = ["default", *(label for label, _ in variants)]
     head = "| set | hybrid | " + " | ".join(f"planned: {x}" for x in labels) + " |"
     lines = [head, "|---" * (2 + len(labels)) + "|"]
+    ms_lines = [head.replace("| set | hybrid |", "| set | hybrid ms |"), lines[1]]
     means: dict[str, list[float]] = {x: [] for x in ["hybrid", *labels]}
     sets = [
         *ir_sets(args.cache, args.data, args.classic),
@@ -153,18 +166,23 @@ def main() -> None:
         *facet_sets(),
     ]
     for name, col, score in sets:
-        hyb = score(searcher(col, None, "hybrid"))
+        took: list[float] = []
+        hyb = score(searcher(col, None, "hybrid", took))
         cells = [f"{np.mean(list(hyb.values())):.4f}"]
+        ms_cells = [_ms(took)]
         means["hybrid"].append(float(np.mean(list(hyb.values()))))
         base = col.snapshot.settings
         for label, changes in [("default", []), *variants]:
-            per = score(searcher(col, base.with_sets(changes), "planned"))
+            took = []
+            per = score(searcher(col, base.with_sets(changes), "planned", took))
+            ms_cells.append(_ms(took))
             m = float(np.mean(list(per.values())))
             wins = sum(per[k] > hyb[k] + 1e-9 for k in per)
             losses = sum(per[k] < hyb[k] - 1e-9 for k in per)
             cells.append(f"{m:.4f} ({wins}/{losses})")
             means[label].append(m)
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        ms_lines.append(f"| {name} | " + " | ".join(ms_cells) + " |")
         print(lines[-1], flush=True)
     lines.append(
         f"| mean over {len(sets)} sets | "
@@ -177,7 +195,11 @@ def main() -> None:
         f"{machine_line()}\n\n`.venv/bin/python bench/settings_sweep.py` with variants {spec}. "
         "nDCG@10 (docs questions: nDCG@5 over pages, grouped), in brackets the per-query "
         "wins/losses of planned against hybrid. Every variant is an engine over the same "
-        f"snapshot with the settings changed.\n\n" + "\n".join(lines) + "\n"
+        f"snapshot with the settings changed.\n\n" + "\n".join(lines) + "\n\n"
+        "Latency of the same runs, ms per search p50 / p95 (the query embedding cached by the "
+        "hybrid run before; variants back to back, so compare within a row):\n\n"
+        + "\n".join(ms_lines)
+        + "\n"
     )
     print(out)
     if args.write:
