@@ -182,5 +182,6 @@ def test_planned_runs_the_one_engine_on_shards(views, one, scifact_slice) -> Non
             req = SearchRequest(query=q, mode="planned", limit=10)
             got = sharded_search(views[n], req)
             assert got.diagnostics["plan"] is not None and got.diagnostics["shards"] == n
+            assert got.diagnostics["smoothing"]["applied"] is True  # vectors through the view
             same += got.uids == one.search(req).uids
         assert same >= 0.96 * len(texts), (n, same)
