@@ -132,3 +132,10 @@ def test_search_reports_smoothing_and_the_setting_turns_it_off(cat) -> None:
     assert res.diagnostics["smoothing"] == {"applied": False, "reason": "off"}
     plain = cat.search(SearchRequest(query="red leather boots", limit=10, mode="hybrid"))
     assert "smoothing" not in plain.diagnostics, "hybrid stays plain RRF"
+
+
+def test_a_collection_without_vectors_is_not_smoothed(tmp_path) -> None:
+    col = catalogue.build(tmp_path / "bm25-only")
+    res = col.search(SearchRequest(query="red leather boots", limit=10))
+    assert res.diagnostics["smoothing"] == {"applied": False, "reason": "no vectors"}
+    assert res.results, "BM25 alone still answers"
