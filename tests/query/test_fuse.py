@@ -30,11 +30,21 @@ def test_attribution_records_every_lens_rank():
     assert fused.ranks_for(page) == [{"A": 1, "B": 2}, {"B": 3}, {}]
 
 
-@pytest.mark.parametrize("lens_order", [("A", "B"), ("B", "A")])
-def test_ties_break_by_uid_whatever_the_lens_order(lens_order):
+@pytest.mark.parametrize(("lens_order", "want"), [(("A", "B"), "YX"), (("B", "A"), "XY")])
+def test_ties_go_to_the_earlier_lens(lens_order, want):
     lenses = {"A": lens("A", "YX"), "B": lens("B", "XY")}  # X and Y tie exactly
     fused = rrf([lenses[n] for n in lens_order], lambda n: NAMES[n])
-    assert [NAMES[n] for n in fused.nids.tolist()] == ["X", "Y"]
+    assert "".join(NAMES[n] for n in fused.nids.tolist()) == want
+
+
+def test_a_hit_of_the_first_lens_beats_one_of_the_second_at_the_same_rank():
+    fused = rrf([lens("bm25", "ZX"), lens("dense", "YW")], lambda n: NAMES[n])
+    assert "".join(NAMES[n] for n in fused.nids.tolist()) == "ZYXW"  # by uid alone: YZWX
+
+
+def test_ties_inside_a_binary_lens_fall_to_the_uid():
+    fused = rrf([lens("exact", "WZYX", info={"tied": True})], lambda n: NAMES[n])
+    assert "".join(NAMES[n] for n in fused.nids.tolist()) == "WXYZ"
 
 
 def test_weights_and_tied_binary_lens():
@@ -59,11 +69,13 @@ def test_adding_a_lens_needs_no_recalibration():
 def _reference_rrf(lenses, uid_of, k=RRF_K):
     """The formula written out with dicts (what the array version must equal)."""
     scores: dict[int, float] = {}
-    for ls in lenses:
+    first: dict[int, tuple[int, int]] = {}  # the earliest lens an id is in, its rank there
+    for j, ls in enumerate(x for x in lenses if len(x)):
         for i, nid in enumerate(ls.nids.tolist(), 1):
             rank = 1 if ls.info.get("tied") else i
             scores[nid] = scores.get(nid, 0.0) + ls.weight / (k + rank)
-    order = sorted(scores, key=lambda n: (-round(scores[n], 12), uid_of(n)))
+            first.setdefault(nid, (j, rank))
+    order = sorted(scores, key=lambda n: (-round(scores[n], 12), first[n], uid_of(n)))
     return order, [scores[n] for n in order]
 
 
@@ -131,7 +143,7 @@ def test_score_evidence_keeps_a_runaway_winner_that_rank_fusion_flattens():
     dense = scored("dense", "YXZ", [0.71, 0.70, 0.40])
     plain = rrf([bm25, dense], lambda n: NAMES[n])
     with_scores = rrf([bm25, dense], lambda n: NAMES[n], score_weight=1.0)
-    assert plain.scores[0] == plain.scores[1]  # X and Y tie on ranks alone (uid decides)
+    assert plain.scores[0] == plain.scores[1]  # X and Y tie on ranks alone (BM25 decides)
     assert [NAMES[n] for n in with_scores.nids.tolist()][:2] == ["X", "Y"]
     assert with_scores.scores[0] > with_scores.scores[1]
 
