@@ -126,14 +126,19 @@ def exact_rrf(col: Collection, qs: dict[str, str], rels: dict) -> dict:
             continue
         text = fit_query(text)
         scores: dict[int, float] = {}
+        first: dict[int, tuple[int, int]] = {}  # ties: the earlier lens, as the engine fuses
         bm_ids, _ = snap.bm25(WHOLE, analysis.stems(text), DEPTH)
         q = engine.embed([text])[0]
         sims = mat @ q
         top = np.argsort(-sims, kind="stable")[:DEPTH]
-        for ids in (bm_ids.tolist(), live[top].tolist()):
+        for j, ids in enumerate((bm_ids.tolist(), live[top].tolist())):
             for r, i in enumerate(ids, 1):
                 scores[i] = scores.get(i, 0.0) + 1.0 / (60 + r)
-        ranked = sorted(scores, key=lambda i: (-scores[i], snap.uid_of(i)))[:DEPTH]
+                first.setdefault(i, (j, r))
+        ranked = sorted(
+            scores,
+            key=lambda i, s=scores, f=first: (-round(s[i], 12), f[i], snap.uid_of(i)),
+        )[:DEPTH]
         out[qid] = {snap.uid_of(i): float(DEPTH - r) for r, i in enumerate(ranked)}
     return out
 
