@@ -22,7 +22,7 @@ query encoder; planned p50 0.4 to 1.1 ms slower across the judged sets.
 
 Measured on every judged set (bench/RESULTS.md "Neighbour smoothing"), planned without ->
 with it at the defaults (5 nearest among the first 200 hits, weight 0.35), nDCG@10: SciFact
-0.7287 -> 0.7304, Cranfield 0.4160 -> 0.4241, CISI 0.4147 -> 0.4232, CACM 0.5370 -> 0.5362;
+0.7287 -> 0.7305, Cranfield 0.4160 -> 0.4241, CISI 0.4147 -> 0.4232, CACM 0.5370 -> 0.5362;
 nDCG@5 of the docs questions FastAPI 0.817 -> 0.819, Hugo 0.671 -> 0.671, this project's docs
 0.892 -> 0.901; the Debian package set 0.7372 -> 0.7295 and its fields-only control 0.7067 ->
 0.6982 (short descriptions judged by their tags: swaps among packages of one topic where the
