@@ -18,7 +18,7 @@ when nodes are added or deleted, and a sharded collection gives the answers of o
 (the candidates' vectors are read through the port). The cost is one ``candidates x
 candidates`` product of stored rows, about 0.5 ms on a SciFact query (gathering 200 rows 0.14,
 the product 0.15, the five nearest per row 0.22), inside the BM25 lens's own slot, beside the
-query encoder; planned p50 0.4 to 1.1 ms slower across the judged sets.
+query encoder; planned p50 0.4 to 1.2 ms slower across the judged sets.
 
 Measured on every judged set (bench/RESULTS.md "Neighbour smoothing"), planned without ->
 with it at the defaults (5 nearest among the first 200 hits, weight 0.35), nDCG@10: SciFact
