@@ -1,4 +1,5 @@
-"""One line naming the machine a benchmark ran on (results are only comparable within a run)."""
+"""One line naming the machine a benchmark ran on (results are only comparable within a run),
+and the one place a benchmark's tables are appended to ``bench/RESULTS.md``."""
 
 from __future__ import annotations
 
@@ -25,3 +26,12 @@ def machine_line() -> str:
         f"Machine: {cpu}, {os.cpu_count()} cores{mem}, {platform.system()} "
         f"{platform.release()}, Python {platform.python_version()}."
     )
+
+
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+
+
+def append_results(text: str) -> None:
+    """Append a benchmark's section to ``bench/RESULTS.md`` (what ``--write`` does)."""
+    with RESULTS.open("a") as fh:
+        fh.write(text)

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from _machine import machine_line
+from _machine import append_results, machine_line
 
 from cogitave import Collection, SearchRequest
 from cogitave.config import Rerank, Settings
@@ -207,8 +207,7 @@ def main() -> None:
     text = "\n".join(out) + "\n"
     print(text)
     if args.write:
-        with (HERE / "RESULTS.md").open("a") as f:
-            f.write(text)
+        append_results(text)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from _defaults import with_default_settings
-from _machine import machine_line
+from _machine import append_results, machine_line
 
 from cogitave import Collection
 from cogitave.eval.docs import (
@@ -126,8 +126,7 @@ def main() -> None:
     text = "\n".join(out) + "\n"
     print(text)
     if args.write:
-        with (HERE / "RESULTS.md").open("a") as f:
-            f.write(text)
+        append_results(text)
 
 
 def row(s: UrlScore, label: str | None = None) -> str:

@@ -510,7 +510,7 @@ def explain(col: Any, text: str) -> str:
 
 
 def main() -> None:
-    from _machine import machine_line
+    from _machine import append_results, machine_line
 
     from cogitave.eval.run import run_systems
 
@@ -606,8 +606,7 @@ def main() -> None:
         + "\n"
     )
     if args.write:
-        with (HERE / "RESULTS.md").open("a") as f:
-            f.write(out)
+        append_results(out)
 
 
 if __name__ == "__main__":

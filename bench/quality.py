@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pytrec_eval
 from _defaults import with_default_settings
-from _machine import machine_line
+from _machine import append_results, machine_line
 
 from cogitave import Collection
 from cogitave.eval import cranfield
@@ -213,8 +213,7 @@ def main() -> None:
     )
     print(out)
     if args.write:
-        with (HERE / "RESULTS.md").open("a") as f:
-            f.write(out)
+        append_results(out)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
-from _machine import machine_line
+from _machine import append_results, machine_line
 
 from cogitave import Collection, SearchRequest
 from cogitave.config import Settings
@@ -204,8 +204,7 @@ def main() -> None:
     )
     print(out)
     if args.write:
-        with (HERE / "RESULTS.md").open("a") as fh:
-            fh.write(out)
+        append_results(out)
 
 
 if __name__ == "__main__":
