@@ -39,6 +39,8 @@ from cogitave.eval.metrics import evaluate
 from cogitave.eval.run import fit_query, run_systems
 from cogitave.expand import analysis
 from cogitave.ingest import beir, smart
+from cogitave.query.fuse import rrf
+from cogitave.query.lens import LensResult
 from cogitave.query.types import SearchRequest, SearchResponse
 from cogitave.schema import WHOLE
 
@@ -125,20 +127,14 @@ def exact_rrf(col: Collection, qs: dict[str, str], rels: dict) -> dict:
         if qid not in rels:
             continue
         text = fit_query(text)
-        scores: dict[int, float] = {}
-        first: dict[int, tuple[int, int]] = {}  # ties: the earlier lens, as the engine fuses
-        bm_ids, _ = snap.bm25(WHOLE, analysis.stems(text), DEPTH)
-        q = engine.embed([text])[0]
-        sims = mat @ q
+        bm_ids, bm_scores = snap.bm25(WHOLE, analysis.stems(text), DEPTH)
+        sims = mat @ engine.embed([text])[0]
         top = np.argsort(-sims, kind="stable")[:DEPTH]
-        for j, ids in enumerate((bm_ids.tolist(), live[top].tolist())):
-            for r, i in enumerate(ids, 1):
-                scores[i] = scores.get(i, 0.0) + 1.0 / (60 + r)
-                first.setdefault(i, (j, r))
-        ranked = sorted(
-            scores,
-            key=lambda i, s=scores, f=first: (-round(s[i], 12), f[i], snap.uid_of(i)),
-        )[:DEPTH]
+        legs = [
+            LensResult("bm25", "bm25", bm_ids, bm_scores),
+            LensResult("dense", "dense", live[top], sims[top]),
+        ]  # the engine's fusion: RRF k=60, its tie rule
+        ranked = rrf(legs, snap.uid_of, uid_rank=snap.uid_rank).nids[:DEPTH].tolist()
         out[qid] = {snap.uid_of(i): float(DEPTH - r) for r, i in enumerate(ranked)}
     return out
 
