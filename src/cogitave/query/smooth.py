@@ -33,6 +33,7 @@ judgment turns on a constraint word). Mean over the nine 0.6577 -> 0.6591 (weigh
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -69,24 +70,16 @@ def smooth(
     out[rows] += settings.weight * scores[rows][near].sum(axis=1) / k
     order = np.lexsort((port.uid_rank(nids), -out))
     before = set(lens.nids[: min(10, depth)].tolist())
-    smoothed = LensResult(
-        lens.name,
-        lens.kind,
-        np.concatenate([nids[order], lens.nids[n:]])[:depth],
-        np.concatenate([out[order].astype(np.float32), lens.scores[n:]])[:depth],
+    smoothed = replace(
+        lens,
+        nids=np.concatenate([nids[order], lens.nids[n:]])[:depth],
+        scores=np.concatenate([out[order].astype(np.float32), lens.scores[n:]])[:depth],
         depth=depth,
         ms=lens.ms + ms_since(t0),
-        weight=lens.weight,
-        info={**lens.info, "smoothed": True},
     )
     moved = len(before - set(smoothed.nids[: min(10, depth)].tolist()))
     return smoothed, {"applied": True, **info, "top10_replaced": moved, "ms": ms_since(t0)}
 
 
 def _cut(lens: LensResult, depth: int) -> LensResult:
-    if len(lens) <= depth:
-        return lens
-    return LensResult(
-        lens.name, lens.kind, lens.nids[:depth], lens.scores[:depth], depth, lens.ms,
-        lens.weight, lens.info,
-    )  # fmt: skip
+    return replace(lens, nids=lens.nids[:depth], scores=lens.scores[:depth], depth=depth)
