@@ -1,14 +1,16 @@
-"""Ranking quality of every system on SciFact (train), Cranfield, CISI and CACM, in one run.
+"""Ranking quality of every system on SciFact (train), Cranfield, CISI, CACM, MED and ADI.
 
     .venv/bin/python bench/quality.py [--data ../shared/data] [--cache bench/.cache]
                                       [--classic bench/.cache/collections]
-                                      [--datasets scifact,cranfield,cisi,cacm] [--write]
+                                      [--datasets scifact,cranfield,cisi,cacm,med,adi] [--write]
 
-SciFact and Cranfield come from ``--data``. CISI and CACM are the classic SMART distributions,
-kept out of the repository: put ``CISI.ALL``, ``CISI.QRY``, ``CISI.REL`` in
-``<classic>/cisi/`` and ``cacm.all``, ``query.text``, ``qrels.text`` in ``<classic>/cacm/``
-(binary judgments; queries keyed by ``.I``); a collection whose folder is missing is skipped
-with a note. Nothing is tuned on them: they are the collections the planner was not built on.
+SciFact and Cranfield come from ``--data``. CISI, CACM, MED and ADI are the classic SMART
+distributions, kept out of the repository: put ``CISI.ALL``, ``CISI.QRY``, ``CISI.REL`` in
+``<classic>/cisi/``, ``cacm.all``, ``query.text``, ``qrels.text`` in ``<classic>/cacm/``,
+``MED.ALL``, ``MED.QRY``, ``MED.REL`` in ``<classic>/med/`` and ``ADI.ALL``, ``ADI.QRY``,
+``ADI.REL`` in ``<classic>/adi/`` (binary judgments; queries keyed by ``.I``); a collection
+whose folder is missing is skipped with a note. Nothing is tuned on them: they are the
+collections the planner was not built on (MED and ADI were added after every default was set).
 
 Builds each collection once (cached; a build's index time and throughput are recorded beside
 it), runs bm25, dense, hybrid and planned over the same snapshot and the same queries, plus
@@ -52,8 +54,14 @@ REFERENCE = {
     "scifact": {"bm25": 0.696, "dense": 0.660, "hybrid": 0.719},
     "cranfield": {"bm25": 0.370, "dense": 0.382, "hybrid": 0.418},
 }
+DATASETS = ("scifact", "cranfield", "cisi", "cacm", "med", "adi")
 # SMART collections read from --classic: name -> (queries file, judgments file).
-CLASSIC = {"cisi": ("CISI.QRY", "CISI.REL"), "cacm": ("query.text", "qrels.text")}
+CLASSIC = {
+    "cisi": ("CISI.QRY", "CISI.REL"),
+    "cacm": ("query.text", "qrels.text"),
+    "med": ("MED.QRY", "MED.REL"),
+    "adi": ("ADI.QRY", "ADI.REL"),
+}
 
 
 def source(name: str, data: Path, classic: Path) -> Path:
@@ -151,7 +159,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
     ap.add_argument("--cache", type=Path, default=HERE / ".cache")
     ap.add_argument("--classic", type=Path, default=HERE / ".cache" / "collections")
-    ap.add_argument("--datasets", default="scifact,cranfield,cisi,cacm")
+    ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)

@@ -6,9 +6,10 @@
 
 A variant is ``label: section.key=value; ...`` (values as ``cogitave settings --set`` reads
 them). Uses the cached builds of ``bench/quality.py`` (``--cache``, default
-``bench/.cache/q2``: SciFact, Cranfield, CISI, CACM), ``bench/docs_quality.py`` (FastAPI, Hugo
-and this project's docs; ``--data`` or ``COGITAVE_DATA``) and ``bench/facets.py`` (the Debian
-facet set and its fields-only control); run those first, a set without its build is skipped.
+``bench/.cache/q2``: SciFact, Cranfield, CISI, CACM, MED, ADI), ``bench/docs_quality.py``
+(FastAPI, Hugo and this project's docs; ``--data`` or ``COGITAVE_DATA``) and
+``bench/facets.py`` (the Debian facet set and its fields-only control); run those first, a
+set without its build is skipped.
 Per set: hybrid, planned with the default settings and planned with each variant, an engine
 over the same snapshot with the settings changed (nothing re-indexed): nDCG@10 (nDCG@5 over
 pages for the docs questions, grouped as ``docs_search`` returns them) and the per-query wins
@@ -45,7 +46,7 @@ Scorer = Callable[[Callable[[SearchRequest], object]], dict[str, float]]
 def ir_sets(cache: Path, data: Path, classic: Path) -> Iterator[tuple[str, Collection, Scorer]]:
     import quality as q
 
-    for name in ("scifact", "cranfield", "cisi", "cacm"):
+    for name in q.DATASETS:
         src = q.source(name, data, classic)
         if not src.is_dir() or not Collection.exists(cache / name):
             print(f"skipping {name}: build it with bench/quality.py", flush=True)

@@ -114,6 +114,12 @@ def test_a_folder_is_searched_for_its_corpus_file(tmp_path: Path) -> None:
         smart.read_corpus(write(tmp_path, "x.all", "just text\n"))
 
 
+@pytest.mark.parametrize("name", ["MED.ALL", "ADI.ALL", "cacm.all", "cran.all.1400"])
+def test_every_known_distribution_name_is_found(tmp_path: Path, name: str) -> None:
+    write(tmp_path, name, CISI_LIKE)
+    assert smart.corpus_file(tmp_path).name == name
+
+
 def test_queries_by_id_or_position(tmp_path: Path) -> None:
     q = write(tmp_path, "q.txt", QUERIES)
     by_id = smart.read_queries(q)

@@ -34,7 +34,15 @@ from cogitave.schema import Dimension, Schema
 FIELDS = {"T": "title", "W": "abstract", "K": "keywords"}
 META = {"A": "authors", "B": "source"}
 # Corpus file names of the usual distributions, tried (case-insensitively) in a folder.
-CORPUS_FILES = ("cran.all.1400", "cisi.all", "cacm.all", "med.all", "time.all", "cran.all")
+CORPUS_FILES = (
+    "cran.all.1400",
+    "cran.all",
+    "cisi.all",
+    "cacm.all",
+    "med.all",
+    "adi.all",
+    "time.all",
+)
 _MARK = re.compile(r"^\.([A-Z])\b\s*(.*)$")
 
 
