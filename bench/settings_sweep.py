@@ -151,8 +151,10 @@ def main() -> None:
         default=Path(os.environ.get("COGITAVE_DATA", HERE.parent.parent / "shared" / "data")),
     )
     ap.add_argument("--classic", type=Path, default=HERE / ".cache" / "collections")
+    ap.add_argument("--only", default="", help="comma-separated set names (default: every set)")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
+    only = {x.strip() for x in args.only.split(",") if x.strip()}
     variants = [parse_variant(v) for v in args.variant]
     for _, sets in variants:
         Settings().with_sets(sets)  # a bad key fails now, not after an hour
@@ -166,6 +168,7 @@ def main() -> None:
         *docs_sets(args.data),
         *facet_sets(),
     ]
+    sets = [s for s in sets if not only or s[0] in only]
     for name, col, score in sets:
         for mode in ("planned", "hybrid"):  # warm: every text either embeds is cached
             score(searcher(col, None, mode))
