@@ -206,8 +206,8 @@ def main() -> None:
     out = (
         f"\n## Ranking quality ({time.strftime('%Y-%m-%d')})\n\n{machine_line()}\n\n"
         "`.venv/bin/python bench/quality.py --write` (SciFact: train qrels; Cranfield: "
-        "graded, gain 5 - grade; CISI, CACM: binary, never tuned on). Reference: plain "
-        "scripts on the same data "
+        "graded, gain 5 - grade; CISI, CACM, MED, ADI: binary, never tuned on; MED and ADI "
+        "were added after every default was set). Reference: plain scripts on the same data "
         "(../shared/data/README.md). `exact-rrf`: the same BM25 lens and exact search over the "
         "same stored vectors, fused by RRF. Latency includes result presentation at limit "
         f"100.\n\n{chr(10).join(lines)}\n\n{chr(10).join(wl)}\n\nIndex builds: "
