@@ -139,6 +139,24 @@ def test_tree_add_change_delete_rename_unchanged(tmp_path: Path) -> None:
     assert verify_collection(col.store.path).ok
 
 
+def test_a_page_turned_draft_leaves_the_index(tmp_path: Path) -> None:
+    # A Hugo tree: a page its site stops building is deleted like a removed file.
+    tree = tmp_path / "site"
+    write_tree(
+        tree,
+        {
+            "content/_index.md": "---\ntitle: Home\n---\nWelcome.\n",
+            "content/tents.md": "---\ntitle: Tents\n---\nPitching a tent by the lake.\n",
+        },
+    )
+    col, _, _ = md_sync(None, tree, tmp_path / "col")
+    assert "tents" in live_uids(col)
+    (tree / "content/tents.md").write_text("---\ntitle: Tents\ndraft: true\n---\nPitching.\n")
+    _, res, batch = md_sync(col, tree, tmp_path / "col")
+    assert "tents" in res.deleted and "tents" not in live_uids(col)
+    assert batch.stats["unpublished"] == ["content/tents.md: draft"]
+
+
 def test_vanished_source_is_not_an_empty_source(tmp_path: Path) -> None:
     """Deleting every node of a source takes an explicit delete_source, never a sync of
     nothing by accident (the CLI refuses a missing source before it gets here)."""

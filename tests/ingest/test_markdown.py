@@ -472,6 +472,107 @@ def test_hugo_language_folder(tmp_path: Path) -> None:
     assert any("read 'en' only" in n for n in batch.stats["notes"])
 
 
+def unbuilt_hugo_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "site"
+    write(root, "hugo.toml", "baseURL = 'https://example.org/'\n")
+    write(root, "content/_index.md", "---\ntitle: Home\n---\nSee [w](/glossary/#big-widget).\n")
+    # A snippet folder: nothing below it is built or listed; pages include its files.
+    write(
+        root,
+        "content/_common/_index.md",
+        "---\ncascade:\n  build:\n    list: never\n    render: never\n---\n",
+    )
+    write(root, "content/_common/editions.md", "---\n---\n## Editions\n\nThe extended edition.\n")
+    write(
+        root,
+        "content/install.md",
+        """
+        ---
+        title: Install
+        ---
+        {{% include "/_common/editions.md" %}}
+
+        Read [the editions](#editions).
+        """,
+    )
+    # A glossary: its terms are not built, but listed, so the glossary page shows them.
+    write(
+        root,
+        "content/glossary/_index.md",
+        "---\ntitle: Glossary\ncascade:\n  build:\n    render: never\n    list: local\n---\n",
+    )
+    write(root, "content/glossary/widget.md", "---\ntitle: big widget\n---\nA widget.\n")
+    write(root, "content/draft.md", "---\ntitle: Soon\ndraft: true\n---\nNot yet.\n")
+    write(root, "content/bundle/index.md", "---\ntitle: Assets\nheadless: true\n---\nFiles.\n")
+    write(
+        root,
+        "content/hidden.md",
+        "---\ntitle: Hidden\nbuild:\n  render: never\n  list: never\n---\nHidden.\n",
+    )
+    # A cascade aimed at some pages only (`_target`) is not followed.
+    write(
+        root,
+        "content/blog/_index.md",
+        """
+        ---
+        title: Blog
+        cascade:
+          - _target:
+              kind: page
+            build:
+              render: never
+        ---
+        """,
+    )
+    write(root, "content/blog/post.md", "---\ntitle: Post\n---\nA post.\n")
+    return root
+
+
+def test_hugo_pages_the_site_does_not_build_are_not_indexed(tmp_path: Path) -> None:
+    batch = read_markdown(unbuilt_hugo_tree(tmp_path))
+    nodes = by_uid(batch)
+    pages = {u for u, n in nodes.items() if n.kind == "page"}
+    assert pages == {"_index", "_common/_index", "install", "glossary/_index", "glossary/widget",
+                     "blog/_index", "blog/post"}  # fmt: skip
+    unpublished = "\n".join(batch.stats["unpublished"])
+    assert batch.stats["unpublished_count"] == 4
+    assert (
+        "editions.md: cascade build.render: never (from content/_common/_index.md)" in unpublished
+    )
+    for why in ("draft.md: draft", "index.md: headless", "hidden.md: build.render: never"):
+        assert why in unpublished
+    assert "pages the site leaves out (not indexed): 4" in batch.report
+    # The snippet's text is on the includer, its heading is the includer's anchor, and the
+    # include is a resolved reference that makes no edge to a node that does not exist.
+    install = nodes["install"]
+    assert "The extended edition." in install.content
+    assert batch.stats["links"]["unresolved"] == 0
+    assert batch.stats["links"]["missing_anchor"] == 0
+    assert_graph_closed(batch)
+    # A listed term is shown on its section's page, at the anchor of its title.
+    assert nodes["glossary/widget"].meta["url"] == "https://example.org/glossary/#big-widget"
+    assert edges_of(nodes["_index"], "xref") == ["glossary/widget"]  # lands on the term
+    assert nodes["blog/post"].meta["url"] == "https://example.org/blog/post/"
+
+
+def test_drafts_by_generator(tmp_path: Path) -> None:
+    # Docusaurus leaves drafts out of a production build; MkDocs has no draft key.
+    docu = tmp_path / "docu"
+    write(
+        docu, "docusaurus.config.js", "module.exports = {url: 'https://d.example', baseUrl: '/'};\n"
+    )
+    write(docu, "docs/intro.md", "---\ntitle: Intro\n---\nHello.\n")
+    write(docu, "docs/next.md", "---\ntitle: Next\ndraft: true\n---\nLater.\n")
+    batch = read_markdown(docu)
+    assert batch.stats["shape"] == "docusaurus"
+    assert {n.uid for n in batch.nodes if n.kind == "page"} == {"intro"}
+    assert batch.stats["unpublished"] == ["docs/next.md: draft"]
+    mk = tmp_path / "mk"
+    write(mk, "mkdocs.yml", "site_name: X\n")
+    write(mk, "docs/index.md", "---\ndraft: true\n---\n# Home\n")
+    assert {n.uid for n in read_markdown(mk).nodes if n.kind == "page"} == {"index"}
+
+
 # -- plain folders, mapping, parsing --------------------------------------------------------
 
 

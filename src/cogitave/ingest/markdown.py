@@ -67,9 +67,12 @@ from cogitave.ingest import sphinx
 from cogitave.ingest.md_frontmatter import (
     FrontMatter,
     FrontMatterMapping,
+    Unbuilt,
     entity_slug,
+    hugo_cascade,
     split_front_matter,
     strings,
+    unpublished,
 )
 from cogitave.ingest.md_includes import expand, expand_snippets, rewrite_links, tidy
 from cogitave.ingest.md_layout import (
@@ -84,7 +87,13 @@ from cogitave.ingest.md_layout import (
     strip_md,
 )
 from cogitave.ingest.md_links import LinkKind, LinkResolver, PageRef
-from cogitave.ingest.md_parse import MAX_SECTION_LEVEL, CodeBlock, ParsedPage, parse_page
+from cogitave.ingest.md_parse import (
+    MAX_SECTION_LEVEL,
+    CodeBlock,
+    ParsedPage,
+    parse_page,
+    slugify,
+)
 from cogitave.ingest.md_report import GraphDraft, Tally, format_report
 from cogitave.ingest.mdx import to_markdown
 from cogitave.ingest.records import MAX_LISTED, Batch, Problem, check_uid
@@ -172,6 +181,11 @@ class _Page:
         s = self.parsed.section_of(heading)
         return self.uid if s < 0 else f"{self.uid}#{self.parsed.headings[s].anchor}"
 
+    def at(self, anchor: str) -> str:
+        """The URL of ``anchor`` on this page (on its section's page, for a page shown there:
+        its URL has an anchor already)."""
+        return f"{self.url.partition('#')[0]}#{anchor}" if anchor else self.url
+
 
 class _Builder:
     def __init__(self, site: Site, mapping: FrontMatterMapping) -> None:
@@ -189,17 +203,23 @@ class _Builder:
         self.rst: dict[str, tuple[Path, str, RstDoc]] = {}
         self.api_anchor: dict[str, dict[str, str]] = {}  # page uid -> anchor -> api uid
         self.rst_api: dict[str, list[tuple[ApiObject, int, str]]] = {}
+        self.snippets: set[str] = set()  # uids of pages built nowhere (drafts, headless...)
+        self.cascades: dict[str, Unbuilt] = {}  # Hugo: section folder -> the pages below unbuilt
         self.api_refs: Counter[str] = Counter()  # Python-domain roles: resolved / undeclared
 
     # -- pipeline -------------------------------------------------------------------------
     def run(self) -> None:
         nav_titles = self.site.nav.page_titles() if self.site.nav else {}
-        for file in self.site.files():
+        files = self.site.files()
+        if self.site.shape == "hugo":
+            self._hugo_cascades(files)
+        for file in files:
             self.tally.files += 1
             self._read(file, nav_titles)
         if self.rst:
             sphinx.render_all(self)
         self._redirects()
+        self._shown_anchors()
         self._transcluded_anchors()
         self._hierarchy()  # first: it gives the breadcrumbs the nodes carry
         for page in self.pages.values():
@@ -236,13 +256,51 @@ class _Builder:
         front = split_front_matter(text)
         if front.error:
             self.tally.bad_front_matter.append(f"{shown}: {front.error}")
+        unbuilt = unpublished(self.site.shape, front.data) or self._cascaded(rel)
         body = front.body
         if self.site.shape not in ("mkdocs", "hugo", "plain") or rel.endswith(".mdx"):
             body = to_markdown(body, mdx=self.site.shape != "vitepress" or rel.endswith(".mdx"))
         if "8<-" in body:
             body = expand_snippets(body, lambda p: self._read_include(file, p))
         front = FrontMatter(front.data, body, front.offset, front.error)
-        self._add_page(uid, rel, file, text, front, nav_titles)
+        listed = unbuilt is not None and unbuilt.listed
+        self._add_page(uid, rel, file, text, front, nav_titles, in_section=listed)
+        if unbuilt is not None and not listed:
+            # Built nowhere: no node. Links and includes still find it (an include shows its
+            # text on the includer, whose anchors its headings become).
+            del self.pages[uid]
+            self.snippets.add(uid)
+            self.tally.unpublished.append(f"{shown}: {unbuilt.reason}")
+
+    def _hugo_cascades(self, files: list[Path]) -> None:
+        """Section folders whose ``_index`` cascades "not built" onto every page below."""
+        for file in files:
+            if file.name.partition(".")[0] != "_index":
+                continue
+            try:
+                data = split_front_matter(file.read_bytes().decode("utf-8-sig")).data
+            except (OSError, UnicodeDecodeError):
+                continue  # reported when the page itself is read
+            found = hugo_cascade(data)
+            if found:
+                folder = file.parent.relative_to(self.site.docs_root).as_posix()
+                reason = f"{found.reason} (from {self._shown(file)})"
+                self.cascades[folder] = Unbuilt(reason, found.listed)
+
+    def _cascaded(self, rel: str) -> Unbuilt | None:
+        """The cascade of an ancestor section that keeps the page at ``rel`` from being built
+        (a section's own cascade is for the pages below it, not for itself)."""
+        if not self.cascades:
+            return None
+        folder = posixpath.dirname(rel)
+        if posixpath.basename(rel).partition(".")[0] == "_index":
+            folder = posixpath.dirname(folder) if folder else None
+        while folder is not None:
+            key = folder or "."
+            if key in self.cascades:
+                return self.cascades[key]
+            folder = posixpath.dirname(folder) if folder else None
+        return None
 
     def _add_page(
         self,
@@ -253,7 +311,11 @@ class _Builder:
         front: FrontMatter,
         nav_titles: dict[str, str],
         parsed: ParsedPage | None = None,
+        *,
+        in_section: bool = False,
     ) -> _Page:
+        """Add a page; ``in_section``: the page is shown on its section's page (an unbuilt
+        page its section lists), so its URL is the section's, at the anchor of its title."""
         shown = self._shown(file)
         hugo = self.site.shape == "hugo"
         if parsed is None:
@@ -262,6 +324,9 @@ class _Builder:
         titles = self._strings(front.data, self.mapping.title, shown)
         title = (titles[0] if titles else "") or parsed.title or nav_titles.get(rel, "")
         url = self.site.url_of(rel, front.data)
+        if in_section:
+            section = posixpath.dirname(url.rstrip("/")) + "/"
+            url = f"{section}#{slugify(title or humanize(rel), self.site.anchor_style)}"
         aliases = self._strings(front.data, self.mapping.aliases, shown)
         parent_url = url if is_index(rel) else posixpath.dirname(url.rstrip("/")) + "/"
         aliases = [normalize_url(a if a.startswith("/") else parent_url + a) for a in aliases]
@@ -279,6 +344,15 @@ class _Builder:
             anchors.setdefault(anchor, page.container(heading))
         return anchors
 
+    def _shown_anchors(self) -> None:
+        # A page shown on its section's page (URL ``section/#anchor``) is that page's anchor:
+        # a link to ``section/#anchor`` lands on it.
+        for page in self.pages.values():
+            base, _, anchor = page.url.partition("#")
+            section = self.resolver.by_url.get(normalize_url(base).lower()) if anchor else None
+            if section is not None and section != page.uid:
+                self.resolver.anchors[section].setdefault(anchor, page.uid)
+
     def _transcluded_anchors(self) -> None:
         # A Hugo include shortcode renders the snippet's headings inside the including page,
         # so links to those anchors land on the includer (at the include's position).
@@ -293,7 +367,7 @@ class _Builder:
     def _redirects(self) -> None:
         for old, new in self.site.redirects.items():
             target = self.resolver.by_rel.get(posixpath.normpath(new).lower())
-            if target is None:
+            if target is None or target not in self.pages:
                 self.site.notes.append(f"redirect {old} -> {new}: target is not a page")
                 continue
             alias = self.site.url_of(old, {})
@@ -336,7 +410,7 @@ class _Builder:
                 self._expanded(page, parsed.section_markdown(i)),
                 {
                     "path": meta["path"],
-                    "url": self._absolute(f"{page.url}#{h.anchor}"),
+                    "url": self._absolute(page.at(h.anchor)),
                     "anchor": h.anchor,
                     "level": h.level,
                     "line": h.line + page.front.offset + 1,
@@ -386,8 +460,7 @@ class _Builder:
         if page_uid not in self.pages:
             return None  # an API object: its page's links are written as URLs already
         anchor = urlsplit(target).fragment  # as written: the site's own anchor
-        url = self.pages[page_uid].url + (f"#{anchor}" if anchor else "")
-        return self._absolute(url)
+        return self._absolute(self.pages[page_uid].at(anchor))
 
     def _read_include(self, file: Path, written: str) -> tuple[str, str] | None:
         """(text, language) of a file an include names, searched like :meth:`_include`."""
@@ -423,7 +496,7 @@ class _Builder:
         meta["url"] = self._absolute(
             page.url
             if container_heading < 0
-            else f"{page.url}#{page.parsed.headings[container_heading].anchor}"
+            else page.at(page.parsed.headings[container_heading].anchor)
         )
         meta["breadcrumb"] = [
             *self.trail.get(page.uid, []),
@@ -639,7 +712,7 @@ class _Builder:
     ) -> None:
         res = self.resolver.resolve(target, page.ref, kind, text)
         self.tally.link(res, f"{self._shown(page.file)}:{line}", target, kind)
-        if res.status == "resolved":
+        if res.status == "resolved" and res.uid.partition("#")[0] not in self.snippets:
             self.graph.edge(src, "xref", res.uid)
 
     def _front_matter_edges(self, page: _Page) -> None:
@@ -658,8 +731,9 @@ class _Builder:
                 # Front matter names pages, not sections: the edge goes to the page.
                 res = self.resolver.resolve(target.split("#", 1)[0], page.ref, "page_ref")
                 self.tally.link(res, shown, target, "page_ref")
-                if res.status == "resolved":
-                    self.graph.edge(page.uid, label, res.uid.split("#", 1)[0])
+                target_page = res.uid.split("#", 1)[0] if res.uid else ""
+                if res.status == "resolved" and target_page not in self.snippets:
+                    self.graph.edge(page.uid, label, target_page)
 
     # -- plumbing -------------------------------------------------------------------------
     def _strings(self, front: Mapping[str, Any], keys: tuple[str, ...], shown: str) -> list[str]:

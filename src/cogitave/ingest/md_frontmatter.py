@@ -13,6 +13,11 @@ whose keys are the field names and whose values are a key or a list of keys, e.g
 
 Fields left out keep their defaults; an unknown field is an error (a typo would otherwise
 silently map nothing).
+
+:func:`unpublished` reads the keys by which a site generator builds no page of a file (Hugo:
+``draft``, ``headless``, ``build.render``, and the same in an ancestor's ``cascade``;
+Docusaurus: ``draft``). Such a file has no URL a reader could open: it is not indexed, unless
+its section still lists it (Hugo ``build.list``), and then it is indexed at its section's page.
 """
 
 from __future__ import annotations
@@ -104,6 +109,61 @@ def split_front_matter(text: str) -> FrontMatter:
 
 def _first_line(e: Exception) -> str:
     return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def _true(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+@dataclass(frozen=True)
+class Unbuilt:
+    """A page the site generator builds no page of: why, and whether its section still lists
+    it (Hugo ``build.list`` not ``never``: the section's page shows it, as Hugo's own glossary
+    shows its terms)."""
+
+    reason: str
+    listed: bool = False
+
+
+def hugo_unrendered(data: Mapping[str, Any]) -> Unbuilt | None:
+    """Why Hugo builds no page from this front matter (or a cascade entry), else None.
+    ``build.render`` (``_build`` before Hugo 0.145) ``never``/``false`` writes no file, and
+    ``link`` gives a permalink without one: nothing to open at that URL either."""
+    if _true(data.get("draft")):
+        return Unbuilt("draft")
+    if _true(data.get("headless")):
+        return Unbuilt("headless")
+    for key in ("build", "_build"):
+        opts = data.get(key)
+        if isinstance(opts, Mapping):
+            render = str(opts.get("render", "always")).strip().lower()
+            if render in ("never", "link", "false"):
+                listed = str(opts.get("list", "always")).strip().lower() not in ("never", "false")
+                return Unbuilt(f"{key}.render: {render}", listed)
+    return None
+
+
+def hugo_cascade(data: Mapping[str, Any]) -> Unbuilt | None:
+    """What a section's ``cascade`` makes of the pages below it when they are not built, else
+    None. Entries with a ``_target``/``target`` apply to some pages only and are not followed."""
+    raw = data.get("cascade")
+    entries = [raw] if isinstance(raw, Mapping) else raw if isinstance(raw, list) else []
+    for entry in entries:
+        if isinstance(entry, Mapping) and not ({"_target", "target"} & entry.keys()):
+            found = hugo_unrendered(entry)
+            if found:
+                return Unbuilt(f"cascade {found.reason}", found.listed)
+    return None
+
+
+def unpublished(shape: str, data: Mapping[str, Any]) -> Unbuilt | None:
+    """Why the site generator of ``shape`` builds no page from this front matter, else None
+    (for Hugo, the page's own keys; cascades are the caller's)."""
+    if shape == "hugo":
+        return hugo_unrendered(data)
+    if shape == "docusaurus" and _true(data.get("draft")):
+        return Unbuilt("draft")
+    return None
 
 
 def strings(data: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[list[str], list[str]]:

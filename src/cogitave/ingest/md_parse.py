@@ -153,6 +153,11 @@ def slugify_sphinx(text: str) -> str:
     return re.sub(r"^[^a-z]+", "", value)
 
 
+def slugify(text: str, style: AnchorStyle) -> str:
+    """The anchor a heading ``text`` gets in ``style``."""
+    return _SLUGIFY[style](text)
+
+
 def _unique(anchor: str, seen: set[str], style: AnchorStyle) -> str:
     if style == "toc":
         # Python-Markdown's `unique`: `x`, `x_1`, `x_2`, ...

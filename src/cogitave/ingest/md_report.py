@@ -87,6 +87,7 @@ class Tally:
     missing_anchors: list[str] = field(default_factory=list)
     bad_front_matter: list[str] = field(default_factory=list)
     missing_includes: list[str] = field(default_factory=list)
+    unpublished: list[str] = field(default_factory=list)
 
     def link(self, res: Resolution, where: str, target: str, kind: LinkKind) -> None:
         """Count one link outcome; unresolved ones are listed with file:line and reason."""
@@ -139,6 +140,8 @@ class Tally:
             "bad_front_matter_count": len(self.bad_front_matter),
             "missing_includes": self.missing_includes[:MAX_LISTED],
             "missing_includes_count": len(self.missing_includes),
+            "unpublished": self.unpublished[:MAX_LISTED],
+            "unpublished_count": len(self.unpublished),
             "dropped_edges": dropped[:MAX_LISTED],
             "dropped_edges_count": len(dropped),
         }
@@ -172,6 +175,7 @@ def format_report(stats: dict[str, Any]) -> str:
         ("unreadable_files", "unreadable files", stats["unreadable_files_count"]),
         ("bad_front_matter", "bad front matter", stats["bad_front_matter_count"]),
         ("missing_includes", "missing includes", stats["missing_includes_count"]),
+        ("unpublished", "pages the site leaves out (not indexed)", stats["unpublished_count"]),
         ("nav_missing", "nav entries without a page", len(stats["nav_missing"])),
         ("dropped_edges", "dropped edges", stats["dropped_edges_count"]),
     )
