@@ -147,3 +147,86 @@ def test_sphinx_with_myst_reads_markdown_pages_too(tmp_path: Path) -> None:
     assert nodes["guide"].meta["url"] == "/guide.html"
     assert nodes["guide#part"].meta["url"] == "/guide.html#part"
     assert edges_of(nodes["index"], "xref") == ["guide"]
+
+
+# -- files a site's config keeps out of the build ---------------------------------------------
+
+
+def pages_of(root: Path) -> set[str]:
+    return {n.uid for n in read_markdown(root).nodes if n.kind == "page"}
+
+
+def test_mkdocs_exclude_docs_and_draft_docs(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "mkdocs.yml",
+        """
+        site_name: X
+        exclude_docs: |
+          # comments are skipped
+          *.tmp.md
+          /private/
+        draft_docs: |
+          drafts/
+        not_in_nav: |
+          /extra.md
+        """,
+    )
+    for rel in ("index.md", "extra.md", "notes.tmp.md", "private/a.md", "drafts/b.md",
+                "guide/private/c.md", "templates/t.md"):  # fmt: skip
+        write(tmp_path, f"docs/{rel}", f"# {rel}\n")
+    batch = read_markdown(tmp_path)
+    # `/private/` is anchored at the docs root; MkDocs' own `/templates/` still applies.
+    assert {n.uid for n in batch.nodes if n.kind == "page"} == {"index", "extra", "guide/private/c"}
+    assert sorted(batch.stats["unpublished"]) == [
+        "docs/drafts/b.md: draft_docs",
+        "docs/notes.tmp.md: exclude_docs",
+        "docs/private/a.md: exclude_docs",
+        "docs/templates/t.md: exclude_docs",
+    ]
+
+
+def test_mkdocs_default_excludes_templates(tmp_path: Path) -> None:
+    write(tmp_path, "mkdocs.yml", "site_name: X\n")
+    write(tmp_path, "docs/index.md", "# Home\n")
+    write(tmp_path, "docs/templates/base.md", "# Theme override\n")
+    assert pages_of(tmp_path) == {"index"}
+
+
+def test_sphinx_exclude_patterns(tmp_path: Path) -> None:
+    conf = (
+        "exclude_patterns = ['_build', 'includes/*', 'README.rst']\n"
+        "exclude_patterns += ['**/old-*.rst']\n"
+        "exclude_patterns.append('venv')\n"
+    )
+    write(tmp_path, "docs/conf.py", conf)
+    write(tmp_path, "docs/index.rst", "Home\n====\n\n.. include:: includes/note.rst\n")
+    write(tmp_path, "docs/includes/note.rst", "The shared note.\n")
+    write(tmp_path, "docs/README.rst", "Readme\n======\n")
+    write(tmp_path, "docs/a/old-b.rst", "Old\n===\n")
+    write(tmp_path, "docs/old-c.rst", "Old\n===\n")
+    write(tmp_path, "docs/venv/lib/x.rst", "Lib\n===\n")
+    write(tmp_path, "docs/guide.rst", "Guide\n=====\n")
+    batch = read_markdown(tmp_path)
+    assert {n.uid for n in batch.nodes if n.kind == "page"} == {"index", "guide"}
+    assert batch.stats["unpublished_count"] == 5
+    assert "The shared note." in by_uid(batch)["index"].content  # an include still reads it
+
+
+def test_sphinx_exclude_patterns_computed_is_noted(tmp_path: Path) -> None:
+    write(tmp_path, "docs/conf.py", "import os\nexclude_patterns = os.listdir('x')\n")
+    write(tmp_path, "docs/index.rst", "Home\n====\n")
+    batch = read_markdown(tmp_path)
+    assert any("exclude_patterns" in n for n in batch.stats["notes"])
+    assert pages_of(tmp_path) == {"index"}
+
+
+def test_vitepress_src_exclude(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "docs/.vitepress/config.mts",
+        "export default {\n  srcExclude: ['**/README.md', 'drafts/*.md'],\n}\n",
+    )
+    for rel in ("index.md", "README.md", "guide/README.md", "drafts/x.md", "guide/a.md"):
+        write(tmp_path, f"docs/{rel}", f"# {rel}\n")
+    assert pages_of(tmp_path) == {"index", "guide/a"}

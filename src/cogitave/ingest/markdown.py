@@ -231,6 +231,10 @@ class _Builder:
     def _read(self, file: Path, nav_titles: dict[str, str]) -> None:
         rel = file.relative_to(self.site.docs_root).as_posix()
         shown = self._shown(file)
+        excluded = self.site.excludes.why(rel)
+        if excluded:
+            self.tally.unpublished.append(f"{shown}: {excluded}")
+            return
         try:
             text = file.read_bytes().decode("utf-8-sig")
         except OSError as e:

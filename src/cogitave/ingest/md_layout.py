@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+import pathspec
 import yaml
 
 from cogitave.errors import IngestError
@@ -50,6 +51,56 @@ class NavGroup:
         return out
 
 
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A path glob (Sphinx ``exclude_patterns``, VitePress ``srcExclude``) as a regex over a
+    path relative to the source folder: ``*`` and ``?`` stay inside one folder, ``**`` crosses
+    folders (``**/`` also matches no folder), ``[...]`` is a class."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and (end := pattern.find("]", i + 1)) > i:
+            body = pattern[i + 1 : end]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
+@dataclass
+class Excludes:
+    """The files a site's config keeps out of the build (MkDocs ``exclude_docs`` and
+    ``draft_docs``, Sphinx ``exclude_patterns``, VitePress ``srcExclude``): setting name ->
+    gitignore-style spec or path globs, matched on paths relative to the docs root."""
+
+    gitignore: dict[str, pathspec.PathSpec] = field(default_factory=dict)
+    globs: dict[str, list[re.Pattern[str]]] = field(default_factory=dict)
+
+    def why(self, rel: str) -> str | None:
+        """The setting that excludes ``rel`` (a glob excludes a folder's files too)."""
+        for name, spec in self.gitignore.items():
+            if spec.match_file(rel):
+                return name
+        parts = rel.split("/")
+        prefixes = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+        for name, patterns in self.globs.items():
+            if any(p.fullmatch(x) for p in patterns for x in prefixes):
+                return name
+        return None
+
+
 @dataclass
 class Site:
     """A detected docs tree."""
@@ -71,6 +122,7 @@ class Site:
     order_key: str = ""  # front-matter key ordering pages in a folder (reading order)
     group_titles: dict[str, str] = field(default_factory=dict)  # folder -> title
     root_doc: str = "index"  # Sphinx's master document
+    excludes: Excludes = field(default_factory=Excludes)  # files the config keeps out
 
     def files(self) -> list[Path]:
         """Page files under the docs root, sorted, hidden and build folders skipped."""
@@ -227,6 +279,7 @@ def _mkdocs(base: Path, config_file: Path) -> Site:
         site.nav = NavGroup("")
         _nav_items(config["nav"], site.nav, site)
     site.redirects = _redirect_maps(config.get("plugins"))
+    _mkdocs_excludes(site, config)
     extra = config.get("extra")
     alternate = extra.get("alternate") if isinstance(extra, Mapping) else None
     if isinstance(alternate, list):
@@ -235,6 +288,25 @@ def _mkdocs(base: Path, config_file: Path) -> Site:
             normalize_url(x).lower() for x in links if isinstance(x, str) and x.strip("/")
         )
     return site
+
+
+# What MkDocs always excludes, before ``exclude_docs`` (dot-files, which the walk skips anyway,
+# and a top-level ``templates/`` folder of theme overrides).
+MKDOCS_EXCLUDE_ALWAYS = (".*", "/templates/")
+
+
+def _mkdocs_excludes(site: Site, config: Mapping[str, Any]) -> None:
+    """``exclude_docs`` (added to :data:`MKDOCS_EXCLUDE_ALWAYS`, as MkDocs does) and
+    ``draft_docs`` (left out of ``mkdocs build``), in gitignore syntax; ``not_in_nav`` pages
+    are still built and stay."""
+    for key, always in (("exclude_docs", MKDOCS_EXCLUDE_ALWAYS), ("draft_docs", ())):
+        raw = config.get(key) or ""
+        if not isinstance(raw, str):
+            site.notes.append(f"{key}: expected a multi-line string of patterns, ignored")
+            raw = ""
+        lines = [*always, *(x for x in raw.splitlines() if x.strip())]
+        if lines:
+            site.excludes.gitignore[key] = pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _nav_page(value: str) -> str | None:

@@ -9,12 +9,13 @@ read keeps the generator's default and a note says so.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 from pathlib import Path
 
-from cogitave.ingest.md_layout import Site
+from cogitave.ingest.md_layout import Site, glob_regex
 
 DOCUSAURUS_CONFIGS = tuple(f"docusaurus.config.{e}" for e in ("ts", "js", "mjs", "cjs", "mts"))
 VITEPRESS_CONFIGS = tuple(f"config.{e}" for e in ("ts", "js", "mjs", "mts", "cjs", "cts"))
@@ -26,6 +27,55 @@ def _setting(text: str, key: str) -> str | None:
     """``key: 'value'`` (JS/TS object) or ``key = 'value'`` (Python), the first one written."""
     m = re.search(rf"(?m)(?:^|[{{,\s]){re.escape(key)}\s*[:=]\s*(['\"`])([^'\"`]*)\1", text)
     return m.group(2) if m else None
+
+
+def _string_list(text: str, key: str) -> list[str]:
+    """The quoted strings of ``key: [...]`` in a JS/TS config (the first one written)."""
+    m = re.search(rf"(?m)(?:^|[{{,\s]){re.escape(key)}\s*:\s*\[([^\]]*)\]", text)
+    return [q[1] for q in re.findall(r"(['\"`])([^'\"`]*)\1", m.group(1))] if m else []
+
+
+def sphinx_exclude_patterns(conf: str) -> list[str] | None:
+    """``exclude_patterns`` of a ``conf.py``, from its literal assignments (``=``, ``+=``,
+    ``.extend``/``.append``) at module level; None when it is computed some other way."""
+    try:
+        tree = ast.parse(conf)
+    except SyntaxError:
+        return None
+    out: list[str] = []
+    for node in tree.body:
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "exclude_patterns" for t in node.targets
+        ):
+            out, value = [], node.value
+        elif (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "exclude_patterns"
+        ):
+            value = node.value
+        elif (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)
+            and isinstance(node.value.func.value, ast.Name)
+            and node.value.func.value.id == "exclude_patterns"
+            and node.value.func.attr in ("extend", "append")
+            and len(node.value.args) == 1
+        ):
+            arg = node.value.args[0]
+            value = ast.List([arg], ast.Load()) if node.value.func.attr == "append" else arg
+        if value is None:
+            continue
+        try:
+            items = ast.literal_eval(value)
+        except ValueError:
+            return None
+        if not isinstance(items, list | tuple) or not all(isinstance(x, str) for x in items):
+            return None
+        out.extend(items)
+    return out
 
 
 def _read(path: Path) -> str:
@@ -102,6 +152,8 @@ def detect_vitepress(path: Path) -> Site | None:
         site.site_url = host.rstrip("/") + "/" + base.strip("/") if host else ""
         site.clean_urls = bool(re.search(r"(?m)^\s*cleanUrls\s*:\s*true", text))
         site.suffixes = (".md",)
+        if excluded := _string_list(text, "srcExclude"):
+            site.excludes.globs["srcExclude"] = [glob_regex(g) for g in excluded]
         return site
     return None
 
@@ -131,6 +183,11 @@ def detect_sphinx(path: Path) -> Site | None:
             site.site_url = _setting(conf, "html_baseurl") or ""
             master = _setting(conf, "master_doc") or _setting(conf, "root_doc") or "index"
             site.root_doc = master
+            patterns = sphinx_exclude_patterns(conf)
+            if patterns is None:
+                site.notes.append("exclude_patterns in conf.py is not a literal list: ignored")
+            elif patterns:
+                site.excludes.globs["exclude_patterns"] = [glob_regex(g) for g in patterns]
             return site
     for folder in (path, path / "_sources", path / "html" / "_sources"):
         if folder.name == "_sources" and folder.is_dir():
