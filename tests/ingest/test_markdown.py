@@ -630,6 +630,25 @@ def test_page_urls() -> None:
     assert page_url("hugo", "a/b.md", {"url": "/x/y"}) == "/x/y/"
 
 
+def test_mkdocs_without_directory_urls(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "mkdocs.yml",
+        "site_name: X\nsite_url: https://x.example/\nuse_directory_urls: false\n",
+    )
+    write(tmp_path, "docs/index.md", "# Home\n\nSee [the guide](guide/first.md#setup).\n")
+    write(tmp_path, "docs/guide/README.md", "# Guide\n")
+    write(tmp_path, "docs/guide/first.md", "# First\n\n## Setup\n\nText.\n")
+    batch = read_markdown(tmp_path)
+    nodes = by_uid(batch)
+    assert nodes["index"].meta["url"] == "https://x.example/index.html"
+    assert nodes["guide/README"].meta["url"] == "https://x.example/guide/index.html"
+    assert nodes["guide/first"].meta["url"] == "https://x.example/guide/first.html"
+    assert nodes["guide/first#setup"].meta["url"] == "https://x.example/guide/first.html#setup"
+    assert edges_of(nodes["index"], "xref") == ["guide/first#setup"]
+    assert batch.stats["links"]["unresolved"] == 0
+
+
 def test_slugs_and_parser_details() -> None:
     assert slugify_toc("Data <conversion> & Ünïcode!") == "data-conversion-unicode"
     assert slugify_github("The `:counter` placeholder") == "the-counter-placeholder"

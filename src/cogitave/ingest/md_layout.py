@@ -123,6 +123,7 @@ class Site:
     group_titles: dict[str, str] = field(default_factory=dict)  # folder -> title
     root_doc: str = "index"  # Sphinx's master document
     excludes: Excludes = field(default_factory=Excludes)  # files the config keeps out
+    directory_urls: bool = True  # MkDocs `use_directory_urls` (false: `a/b.html`)
 
     def files(self) -> list[Path]:
         """Page files under the docs root, sorted, hidden and build folders skipped."""
@@ -275,6 +276,7 @@ def _mkdocs(base: Path, config_file: Path) -> Site:
     if not site.docs_root.is_dir():
         raise IngestError(f"{config_file}: docs_dir {docs_dir!r} is not a folder")
     site.site_url = str(config.get("site_url") or "")
+    site.directory_urls = config.get("use_directory_urls", True) is not False
     if "nav" in config and isinstance(config["nav"], list):
         site.nav = NavGroup("")
         _nav_items(config["nav"], site.nav, site)
@@ -378,8 +380,11 @@ def page_url(shape: Shape, rel: str, front: Mapping[str, Any], site: Site | None
     if shape in ("docusaurus", "nextjs", "vitepress"):
         return _app_url(shape, stem, front, site)
     parts = stem.split("/")
-    if parts[-1] in INDEX_STEMS:
+    index = parts[-1] in INDEX_STEMS
+    if index:
         parts = parts[:-1]
+    if shape == "mkdocs" and site is not None and not site.directory_urls:
+        return "/" + "/".join([*parts, "index"] if index else parts) + ".html"
     if shape == "hugo":
         url = front.get("url")
         if isinstance(url, str) and url.strip():
