@@ -8,6 +8,7 @@ The spec leaves the request's syntax open; this is the small, documented set:
 - ``"a quoted phrase"``: emphatic, every word of it.
 - a word repeated in the query (``boots boots``) is emphatic.
 - ``-term``: excluded: nodes containing it are removed (BM25 must-not on every dimension).
+  A signed number (``-2``, ``+5``, as in ``E2F-1, -2, -3``) is a number, not an operator.
 - negation words (``not``, ``no``, ``without``, ``except``, ``excluding``, ``minus``, ``non``):
   the word after one is *negated*: it is not routed and not searched for. Negation is also a
   marker that disables the residual boost (the spec's rule). A negation word never excludes
@@ -70,6 +71,8 @@ def parse(query: str, dimensions: Collection[str]) -> ParsedQuery:
             m.group("phrase"),
             m.group("word"),
         )
+        if sign and dim is None and word is not None and word[:1].isdigit():
+            sign = None  # "-2", "+5": a signed number, not an operator
         if dim is not None and dim not in dimensions:
             # not a dimension: keep "dim:" as part of the text (e.g. "http:" or "note:")
             word = f"{dim}:{word}" if word is not None else None
