@@ -29,3 +29,16 @@ def test_negation_and_repetition() -> None:
     assert p.negation_markers == ("without",)
     assert [t.text for t in p.positive] == ["patients", "boots"]
     assert [t.emphatic for t in p.positive] == [False, True]
+
+
+def test_command_line_flags_are_text_not_exclusions() -> None:
+    for query, flag in (
+        ("hugo server --port 1314", "port"),
+        ("uvicorn main:app --reload", "reload"),
+        ("what does hugo server -D do", "d"),
+        ("docker run -p 8080:80 nginx", "p"),
+    ):
+        p = parse(query, DIMS)
+        assert p.excluded == (), query
+        assert flag in {t.text for t in p.positive}, query
+    assert parse("jaguar -car -animal", DIMS).excluded == ("car", "animal")

@@ -8,7 +8,9 @@ The spec leaves the request's syntax open; this is the small, documented set:
 - ``"a quoted phrase"``: emphatic, every word of it.
 - a word repeated in the query (``boots boots``) is emphatic.
 - ``-term``: excluded: nodes containing it are removed (BM25 must-not on every dimension).
-  A signed number (``-2``, ``+5``, as in ``E2F-1, -2, -3``) is a number, not an operator.
+  A signed number (``-2``, ``+5``, as in ``E2F-1, -2, -3``) and a command-line flag
+  (``--port``, ``-D``) are text, not operators: ``hugo server --port 1314`` searches for the
+  port flag instead of removing every page that mentions a port.
 - negation words (``not``, ``no``, ``without``, ``except``, ``excluding``, ``minus``, ``non``):
   the word after one is *negated*: it is not routed and not searched for. Negation is also a
   marker that disables the residual boost (the spec's rule). A negation word never excludes
@@ -58,6 +60,12 @@ class ParsedQuery:
         return tuple(t.text for t in self.terms if t.excluded)
 
 
+def _not_an_operator(word: str) -> bool:
+    """A signed number (``-2``), a long flag (``--port``: the sign plus ``-port``) or a short
+    flag (``-D``, ``-p``): text a reader of docs types, never an exclusion or emphasis."""
+    return word[:1].isdigit() or word.startswith("-") or len(word.rstrip(".,;:!?")) == 1
+
+
 def parse(query: str, dimensions: Collection[str]) -> ParsedQuery:
     """Split ``query`` into analysed terms with markers."""
     terms: list[QueryTerm] = []
@@ -71,8 +79,8 @@ def parse(query: str, dimensions: Collection[str]) -> ParsedQuery:
             m.group("phrase"),
             m.group("word"),
         )
-        if sign and dim is None and word is not None and word[:1].isdigit():
-            sign = None  # "-2", "+5": a signed number, not an operator
+        if sign and dim is None and word is not None and _not_an_operator(word):
+            sign = None  # "-2", "--port", "-D": a number or a command-line flag
         if dim is not None and dim not in dimensions:
             # not a dimension: keep "dim:" as part of the text (e.g. "http:" or "note:")
             word = f"{dim}:{word}" if word is not None else None
