@@ -230,3 +230,25 @@ def test_vitepress_src_exclude(tmp_path: Path) -> None:
     for rel in ("index.md", "README.md", "guide/README.md", "drafts/x.md", "guide/a.md"):
         write(tmp_path, f"docs/{rel}", f"# {rel}\n")
     assert pages_of(tmp_path) == {"index", "guide/a"}
+
+
+def test_docusaurus_versioned_site_reads_the_released_version(tmp_path: Path) -> None:
+    write(tmp_path, "docusaurus.config.js", "module.exports = { url: 'https://x.dev' };\n")
+    write(tmp_path, "versions.json", '["2.1", "2.0"]\n')
+    write(tmp_path, "docs/a.md", "# A\n\nUnreleased wording.\n")
+    write(tmp_path, "versioned_docs/version-2.1/a.md", "# A\n\nReleased wording.\n")
+    write(tmp_path, "versioned_docs/version-2.0/a.md", "# A\n\nOld wording.\n")
+    batch = read_markdown(tmp_path)
+    a = by_uid(batch)["a"]
+    assert "Released wording." in (a.content or "")
+    assert a.meta["url"] == "https://x.dev/docs/a"
+    assert a.meta["path"] == "versioned_docs/version-2.1/a.md"
+    assert any("version-2.1" in n for n in batch.stats["notes"])
+    # lastVersion: 'current' serves docs/ at the docs route.
+    write(
+        tmp_path,
+        "docusaurus.config.js",
+        "module.exports = { url: 'https://x.dev', presets: [['classic', "
+        "{ docs: { lastVersion: 'current' } }]] };\n",
+    )
+    assert "Unreleased wording." in (by_uid(read_markdown(tmp_path))["a"].content or "")

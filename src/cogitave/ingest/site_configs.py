@@ -101,7 +101,13 @@ def detect_docusaurus(path: Path) -> Site | None:
         docs_root = Path(os.path.abspath(folder / docs_path))
         if not docs_root.is_dir():
             continue
-        site = Site("docusaurus", path, docs_root, "github", config_dir=folder)
+        released = _docusaurus_last_version(folder, block)
+        site = Site("docusaurus", path, released or docs_root, "github", config_dir=folder)
+        if released is not None:
+            site.notes.append(
+                f"versioned site: reading {released.name} (served at the docs route); the "
+                f"unreleased {docs_path}/ is served under /next/"
+            )
         url, base_url = _setting(text, "url") or "", _setting(text, "baseUrl") or "/"
         site.site_url = url.rstrip("/") + "/" + base_url.strip("/") if url else ""
         # Links written in pages and URLs here are below baseUrl, which site_url carries.
@@ -111,6 +117,23 @@ def detect_docusaurus(path: Path) -> Site | None:
         site.group_titles = _category_labels(docs_root)
         return site
     return None
+
+
+def _docusaurus_last_version(folder: Path, docs_options: str) -> Path | None:
+    """The folder of the version Docusaurus serves at the docs route: with ``versions.json``,
+    its first (newest) entry's ``versioned_docs/version-<name>``, unless the docs options set
+    ``lastVersion`` (``'current'``: the ``docs/`` folder itself). None: serve ``docs/``."""
+    try:
+        versions = json.loads((folder / "versions.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(versions, list) or not versions or not isinstance(versions[0], str):
+        return None
+    last = _setting(docs_options, "lastVersion") or versions[0]
+    if last == "current":
+        return None
+    candidate = folder / "versioned_docs" / f"version-{last}"
+    return Path(os.path.abspath(candidate)) if candidate.is_dir() else None
 
 
 def _category_labels(root: Path) -> dict[str, str]:
