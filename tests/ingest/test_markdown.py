@@ -503,6 +503,10 @@ def unbuilt_hugo_tree(tmp_path: Path) -> Path:
     )
     write(root, "content/glossary/widget.md", "---\ntitle: big widget\n---\nA widget.\n")
     write(root, "content/draft.md", "---\ntitle: Soon\ndraft: true\n---\nNot yet.\n")
+    # Hugo builds neither future nor expired pages (front-matter keys in any case).
+    write(root, "content/future.md", "---\ntitle: Later\npublishDate: 2999-01-01\n---\nLater.\n")
+    write(root, "content/expired.md", "---\ntitle: Gone\nexpirydate: 2000-01-01\n---\nGone.\n")
+    write(root, "content/dated.md", "---\ntitle: Dated\ndate: 2000-01-01T10:00:00Z\n---\nOld.\n")
     write(root, "content/bundle/index.md", "---\ntitle: Assets\nheadless: true\n---\nFiles.\n")
     write(
         root,
@@ -533,15 +537,17 @@ def test_hugo_pages_the_site_does_not_build_are_not_indexed(tmp_path: Path) -> N
     nodes = by_uid(batch)
     pages = {u for u, n in nodes.items() if n.kind == "page"}
     assert pages == {"_index", "_common/_index", "install", "glossary/_index", "glossary/widget",
-                     "blog/_index", "blog/post"}  # fmt: skip
+                     "blog/_index", "blog/post", "dated"}  # fmt: skip
     unpublished = "\n".join(batch.stats["unpublished"])
-    assert batch.stats["unpublished_count"] == 4
+    assert batch.stats["unpublished_count"] == 6
+    assert "future.md: publishDate in the future" in unpublished
+    assert "expired.md: expiryDate passed" in unpublished
     assert (
         "editions.md: cascade build.render: never (from content/_common/_index.md)" in unpublished
     )
     for why in ("draft.md: draft", "index.md: headless", "hidden.md: build.render: never"):
         assert why in unpublished
-    assert "pages the site leaves out (not indexed): 4" in batch.report
+    assert "pages the site leaves out (not indexed): 6" in batch.report
     # The snippet's text is on the includer, its heading is the includer's anchor, and the
     # include is a resolved reference that makes no edge to a node that does not exist.
     install = nodes["install"]

@@ -15,9 +15,10 @@ Fields left out keep their defaults; an unknown field is an error (a typo would 
 silently map nothing).
 
 :func:`unpublished` reads the keys by which a site generator builds no page of a file (Hugo:
-``draft``, ``headless``, ``build.render``, and the same in an ancestor's ``cascade``;
-Docusaurus: ``draft``). Such a file has no URL a reader could open: it is not indexed, unless
-its section still lists it (Hugo ``build.list``), and then it is indexed at its section's page.
+``draft``, ``headless``, future or expired dates, ``build.render``, and the same in an
+ancestor's ``cascade``; Docusaurus: ``draft``). Such a file has no URL a reader could open:
+it is not indexed, unless its section still lists it (Hugo ``build.list``), and then it is
+indexed at its section's page.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -125,14 +127,41 @@ class Unbuilt:
     listed: bool = False
 
 
+def _first_date(data: Mapping[str, Any], keys: tuple[str, ...]) -> datetime | None:
+    """The first of ``keys`` that holds a date (YAML/TOML date or datetime, or an ISO string),
+    as an aware datetime (a date alone, or no zone: UTC)."""
+    for key in keys:
+        value = data.get(key)
+        if isinstance(value, str):
+            try:
+                value = datetime.fromisoformat(value.strip())
+            except ValueError:
+                continue
+        if isinstance(value, datetime):
+            return value if value.tzinfo else value.replace(tzinfo=UTC)
+        if isinstance(value, date):
+            return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    return None
+
+
 def hugo_unrendered(data: Mapping[str, Any]) -> Unbuilt | None:
     """Why Hugo builds no page from this front matter (or a cascade entry), else None.
-    ``build.render`` (``_build`` before Hugo 0.145) ``never``/``false`` writes no file, and
-    ``link`` gives a permalink without one: nothing to open at that URL either."""
+    Hugo's defaults leave out drafts, pages published in the future (``publishDate``, else
+    ``date``) and expired ones (``expiryDate``). ``build.render`` (``_build`` before Hugo
+    0.145) ``never``/``false`` writes no file, and ``link`` gives a permalink without one:
+    nothing to open at that URL either. Hugo reads front-matter keys in any case."""
+    data = {str(k).lower(): v for k, v in data.items()}
     if _true(data.get("draft")):
         return Unbuilt("draft")
     if _true(data.get("headless")):
         return Unbuilt("headless")
+    now = datetime.now(UTC)
+    published = _first_date(data, ("publishdate", "pubdate", "published", "date"))
+    if published is not None and published > now:
+        return Unbuilt("publishDate in the future")
+    expires = _first_date(data, ("expirydate", "unpublishdate"))
+    if expires is not None and expires <= now:
+        return Unbuilt("expiryDate passed")
     for key in ("build", "_build"):
         opts = data.get(key)
         if isinstance(opts, Mapping):
