@@ -208,7 +208,9 @@ def detect_sphinx(path: Path) -> Site | None:
             site.root_doc = master
             patterns = sphinx_exclude_patterns(conf)
             if patterns is None:
-                site.notes.append("exclude_patterns in conf.py is not a literal list: ignored")
+                site.notes.append(
+                    "exclude_patterns: conf.py computes it or does not parse; not applied"
+                )
             elif patterns:
                 site.excludes.globs["exclude_patterns"] = [glob_regex(g) for g in patterns]
             return site
