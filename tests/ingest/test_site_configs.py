@@ -252,3 +252,33 @@ def test_docusaurus_versioned_site_reads_the_released_version(tmp_path: Path) ->
         "{ docs: { lastVersion: 'current' } }]] };\n",
     )
     assert "Unreleased wording." in (by_uid(read_markdown(tmp_path))["a"].content or "")
+
+
+def test_vitepress_locales_read_the_root_language_only(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "docs/.vitepress/config.mts",
+        """
+        export default defineConfig({
+          locales: {
+            // the site's own language
+            root: { label: 'English', lang: 'en' },
+            zh: { label: '简体中文', themeConfig: { nav: [{ text: 'a, b', link: '/zh/' }] } },
+            'pt-BR': pt,
+          },
+        })
+        """,
+    )
+    write(tmp_path, "docs/index.md", "# Home\n\nAlso in [Chinese](/zh/).\n")
+    write(tmp_path, "docs/guide.md", "# Guide\n")
+    write(tmp_path, "docs/zh/index.md", "# 首页\n")
+    write(tmp_path, "docs/pt-BR/guide.md", "# Guia\n")
+    write(tmp_path, "docs/zhuyin/notes.md", "# A folder that only starts like a locale\n")
+    batch = read_markdown(tmp_path)
+    assert {n.uid for n in batch.nodes if n.kind == "page"} == {"index", "guide", "zhuyin/notes"}
+    assert sorted(batch.stats["unpublished"]) == [
+        "docs/pt-BR/guide.md: locales: another language",
+        "docs/zh/index.md: locales: another language",
+    ]
+    assert batch.stats["links"]["outside"] == 1  # the link to the Chinese tree
+    assert any("read the root locale only" in n for n in batch.stats["notes"])

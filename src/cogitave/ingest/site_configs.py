@@ -35,6 +35,41 @@ def _string_list(text: str, key: str) -> list[str]:
     return [q[1] for q in re.findall(r"(['\"`])([^'\"`]*)\1", m.group(1))] if m else []
 
 
+def _object_keys(text: str, key: str) -> list[str]:
+    """The top-level keys of the object literal ``key: { ... }`` in a JS/TS config (quoted,
+    bare, or shorthand ``{ root, zh }``), in order; [] when it is not written literally."""
+    m = re.search(rf"(?m)(?:^|[{{,\s]){re.escape(key)}\s*:\s*\{{", text)
+    if not m:
+        return []
+    keys: list[str] = []
+    depth, start, i = 1, m.end(), m.end()
+    while i < len(text) and depth:
+        ch = text[i]
+        if text.startswith(("//", "/*"), i):  # a comment: skipped, a key may follow it
+            line = text[i + 1] == "/"
+            end = text.find("\n" if line else "*/", i + 2)
+            stop = len(text) if end < 0 else end + (1 if line else 2)
+            if not text[start:i].strip():
+                start = stop
+            i = stop
+            continue
+        if ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        elif ch in "'\"`":
+            end = text.find(ch, i + 1)
+            i = end if end > 0 else len(text)
+        if (depth == 1 and ch == ",") or depth == 0:
+            start = i + 1
+        elif depth == 1 and i == start:
+            km = re.match(r"\s*(?:(['\"])([^'\"]+)\1|([A-Za-z_$][\w$-]*))\s*[:,}]", text[i:])
+            if km:
+                keys.append(km.group(2) or km.group(3))
+        i += 1
+    return keys
+
+
 def sphinx_exclude_patterns(conf: str) -> list[str] | None:
     """``exclude_patterns`` of a ``conf.py``, from its literal assignments (``=``, ``+=``,
     ``.extend``/``.append``) at module level; None when it is computed some other way."""
@@ -177,6 +212,15 @@ def detect_vitepress(path: Path) -> Site | None:
         site.suffixes = (".md",)
         if excluded := _string_list(text, "srcExclude"):
             site.excludes.globs["srcExclude"] = [glob_regex(g) for g in excluded]
+        others = [k for k in _object_keys(text, "locales") if k != "root"]
+        others = [k for k in others if (docs_root / k).is_dir()]
+        if others:
+            # The root locale is the site's own language; the others are translations.
+            site.excludes.globs["locales: another language"] = [
+                glob_regex(f"{k}/**") for k in others
+            ]
+            site.other_trees = tuple(f"/{k.lower()}/" for k in others)
+            site.notes.append(f"locales {others}: read the root locale only")
         return site
     return None
 
