@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cogitave.ingest.markdown import read_markdown
-from cogitave.ingest.md_layout import Site, page_url
+from cogitave.ingest.md_layout import Site, page_url, rewrite_path, rewrite_rule
 from cogitave.ingest.site_configs import detect_docusaurus, detect_vitepress
 from tests.ingest.test_markdown import assert_graph_closed, by_uid, edges_of, write
 
@@ -282,3 +282,41 @@ def test_vitepress_locales_read_the_root_language_only(tmp_path: Path) -> None:
     ]
     assert batch.stats["links"]["outside"] == 1  # the link to the Chinese tree
     assert any("read the root locale only" in n for n in batch.stats["notes"])
+
+
+def test_vitepress_rewrites() -> None:
+    rules = [
+        rewrite_rule("en/:rest*", ":rest*"),
+        rewrite_rule("packages/pkg-a/src/pkg-a-docs.md", "pkg-a/index.md"),
+        rewrite_rule("packages/:pkg/src/:slug*", ":pkg/:slug*"),
+    ]
+    assert rewrite_path("en/guide/cms.md", rules) == "guide/cms.md"
+    assert rewrite_path("packages/pkg-a/src/pkg-a-docs.md", rules) == "pkg-a/index.md"
+    assert rewrite_path("packages/foo/src/bar/baz.md", rules) == "foo/bar/baz.md"
+    assert rewrite_path("other/x.md", rules) == "other/x.md"
+
+
+def test_vitepress_root_locale_in_a_folder_served_by_rewrites(tmp_path: Path) -> None:
+    # VitePress's own docs: English in en/, served at the root through `rewrites`.
+    write(
+        tmp_path,
+        "docs/.vitepress/config.ts",
+        """
+        export default defineConfig({
+          rewrites: {
+            'en/:rest*': ':rest*'
+          },
+          cleanUrls: true,
+          locales: { root: { label: 'English' }, zh: { label: '简体中文' } },
+        })
+        """,
+    )
+    write(tmp_path, "docs/en/index.md", "# Home\n\nSee [routing](/guide/routing#params).\n")
+    write(tmp_path, "docs/en/guide/routing.md", "# Routing\n\n## Params\n")
+    write(tmp_path, "docs/zh/guide/routing.md", "# 路由\n")
+    batch = read_markdown(tmp_path)
+    nodes = by_uid(batch)
+    assert nodes["en/guide/routing"].meta["url"] == "/guide/routing"
+    assert nodes["en/index"].meta["url"] == "/"
+    assert edges_of(nodes["en/index"], "xref") == ["en/guide/routing#params"]
+    assert "zh/guide/routing" not in nodes

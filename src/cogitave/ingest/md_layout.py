@@ -124,6 +124,7 @@ class Site:
     root_doc: str = "index"  # Sphinx's master document
     excludes: Excludes = field(default_factory=Excludes)  # files the config keeps out
     directory_urls: bool = True  # MkDocs `use_directory_urls` (false: `a/b.html`)
+    rewrites: list[tuple[re.Pattern[str], str]] = field(default_factory=list)  # VitePress
 
     def files(self) -> list[Path]:
         """Page files under the docs root, sorted, hidden and build folders skipped."""
@@ -374,6 +375,8 @@ def is_index(rel: str) -> bool:
 def page_url(shape: Shape, rel: str, front: Mapping[str, Any], site: Site | None = None) -> str:
     """The site URL path of a page, as its generator builds it (MkDocs and Hugo: directory
     URLs; Sphinx: ``.html``; Docusaurus, Next.js, VitePress clean URLs: no trailing slash)."""
+    if shape == "vitepress" and site is not None and site.rewrites:
+        rel = rewrite_path(rel, site.rewrites)
     stem = strip_md(rel)
     if shape == "sphinx":
         return "/" + stem + ".html"
@@ -395,6 +398,35 @@ def page_url(shape: Shape, rel: str, front: Mapping[str, Any], site: Site | None
         # Hugo lower-cases paths and turns spaces into '-' unless configured otherwise.
         parts = [p.lower().replace(" ", "-") for p in parts]
     return normalize_url("/" + "/".join(parts))
+
+
+_PARAM = re.compile(r":([A-Za-z_]\w*)([*+?]?)")
+_PARAM_RE = {"": "[^/]+", "?": "[^/]*", "*": ".*", "+": ".+"}
+
+
+def rewrite_rule(source: str, target: str) -> tuple[re.Pattern[str], str]:
+    """A VitePress ``rewrites`` entry: ``source`` with path-to-regexp parameters (``:name``
+    one segment, ``:name*``/``:name+`` any rest) as a regex, and ``target`` to fill in."""
+    out, at = [], 0
+    for m in _PARAM.finditer(source):
+        out.append(re.escape(source[at : m.start()]))
+        name, mod = m.groups()
+        out.append(f"(?P<{name}>{_PARAM_RE[mod]})")
+        at = m.end()
+    out.append(re.escape(source[at:]))
+    return re.compile("".join(out)), target
+
+
+def rewrite_path(rel: str, rules: list[tuple[re.Pattern[str], str]]) -> str:
+    """The path a page is served from after the first matching rewrite (``.md`` kept)."""
+    for pattern, target in rules:
+        m = pattern.fullmatch(rel) or pattern.fullmatch(strip_md(rel))
+        if m:
+            values = m.groupdict()
+            out = _PARAM.sub(lambda p, v=values: v.get(p.group(1)) or "", target)
+            out = out.lstrip("/")
+            return out if out.endswith(MD_SUFFIXES) else f"{out}.md"
+    return rel
 
 
 def _app_url(shape: Shape, stem: str, front: Mapping[str, Any], site: Site | None) -> str:

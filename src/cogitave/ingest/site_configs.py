@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from cogitave.ingest.md_layout import Site, glob_regex
+from cogitave.ingest.md_layout import Site, glob_regex, rewrite_rule
 
 DOCUSAURUS_CONFIGS = tuple(f"docusaurus.config.{e}" for e in ("ts", "js", "mjs", "cjs", "mts"))
 VITEPRESS_CONFIGS = tuple(f"config.{e}" for e in ("ts", "js", "mjs", "mts", "cjs", "cts"))
@@ -33,6 +33,14 @@ def _string_list(text: str, key: str) -> list[str]:
     """The quoted strings of ``key: [...]`` in a JS/TS config (the first one written)."""
     m = re.search(rf"(?m)(?:^|[{{,\s]){re.escape(key)}\s*:\s*\[([^\]]*)\]", text)
     return [q[1] for q in re.findall(r"(['\"`])([^'\"`]*)\1", m.group(1))] if m else []
+
+
+def _string_pairs(text: str, key: str) -> list[tuple[str, str]]:
+    """The ``'a': 'b'`` entries of the object literal ``key: { ... }`` (VitePress
+    ``rewrites``), in order; a pair written any other way is not read."""
+    m = re.search(rf"(?m)(?:^|[{{,\s]){re.escape(key)}\s*:\s*\{{([^{{}}]*)\}}", text)
+    pair = r"(['\"`])([^'\"`]+)\1\s*:\s*(['\"`])([^'\"`]+)\3"
+    return [(a, b) for _, a, _, b in re.findall(pair, m.group(1))] if m else []
 
 
 def _object_keys(text: str, key: str) -> list[str]:
@@ -212,6 +220,7 @@ def detect_vitepress(path: Path) -> Site | None:
         site.suffixes = (".md",)
         if excluded := _string_list(text, "srcExclude"):
             site.excludes.globs["srcExclude"] = [glob_regex(g) for g in excluded]
+        site.rewrites = [rewrite_rule(a, b) for a, b in _string_pairs(text, "rewrites")]
         others = [k for k in _object_keys(text, "locales") if k != "root"]
         others = [k for k in others if (docs_root / k).is_dir()]
         if others:
