@@ -11,7 +11,10 @@ Trees (missing ones are skipped with the reason, never fetched from a network in
   (Docusaurus): put a snapshot of each repository's docs in ``bench/.cache/<name>`` first,
   e.g. ``git --git-dir=<clone> archive HEAD src/content next.config.js | tar -x -C
   bench/.cache/react``, ``... HEAD docs | tar -x -C bench/.cache/vite``, ``... HEAD docs
-  website/docusaurus.config.ts | tar -x -C bench/.cache/redux``.
+  website/docusaurus.config.ts | tar -x -C bench/.cache/redux``; VitePress's own docs
+  (English in ``en/`` served at the root by ``rewrites``, seven other locales):
+  ``git --git-dir=<vuejs/vitepress clone> archive HEAD docs | tar -x -C
+  bench/.cache/vitepress``.
 
 For each tree: read time, publish time (BM25 + graph; no encoder, so the numbers show the
 ingest and store work, not the encoder's), node counts by kind, edges by label, the share of
@@ -65,6 +68,7 @@ TREES = (
     Tree("python", "Sphinx (built, .rst.txt)", "cache", "python"),
     Tree("react", "Next.js + MDX", "cache", "react", "https://react.dev"),
     Tree("vite", "VitePress", "cache", "vite"),
+    Tree("vitepress", "VitePress (locales, rewrites)", "cache", "vitepress"),
     Tree("redux", "Docusaurus", "cache", "redux"),
 )
 
