@@ -244,6 +244,17 @@ def test_docusaurus_versioned_site_reads_the_released_version(tmp_path: Path) ->
     assert a.meta["url"] == "https://x.dev/docs/a"
     assert a.meta["path"] == "versioned_docs/version-2.1/a.md"
     assert any("version-2.1" in n for n in batch.stats["notes"])
+    # A `path` inside the docs options' `versions` is a version's URL path, not the folder.
+    write(
+        tmp_path,
+        "docusaurus.config.js",
+        "module.exports = { url: 'https://x.dev', presets: [['classic', { docs: {\n"
+        "  lastVersion: '2.0', versions: { current: { label: 'next', path: '3.x' } },\n"
+        "  routeBasePath: 'docs' } }]] };\n",
+    )
+    batch = read_markdown(tmp_path)
+    assert batch.stats["shape"] == "docusaurus"
+    assert "Old wording." in (by_uid(batch)["a"].content or "")
     # lastVersion: 'current' serves docs/ at the docs route.
     write(
         tmp_path,

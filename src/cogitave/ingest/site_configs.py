@@ -35,47 +35,78 @@ def _string_list(text: str, key: str) -> list[str]:
     return [q[1] for q in re.findall(r"(['\"`])([^'\"`]*)\1", m.group(1))] if m else []
 
 
-def _string_pairs(text: str, key: str) -> list[tuple[str, str]]:
-    """The ``'a': 'b'`` entries of the object literal ``key: { ... }`` (VitePress
-    ``rewrites``), in order; a pair written any other way is not read."""
-    m = re.search(rf"(?m)(?:^|[{{,\s]){re.escape(key)}\s*:\s*\{{([^{{}}]*)\}}", text)
-    pair = r"(['\"`])([^'\"`]+)\1\s*:\s*(['\"`])([^'\"`]+)\3"
-    return [(a, b) for _, a, _, b in re.findall(pair, m.group(1))] if m else []
-
-
-def _object_keys(text: str, key: str) -> list[str]:
-    """The top-level keys of the object literal ``key: { ... }`` in a JS/TS config (quoted,
-    bare, or shorthand ``{ root, zh }``), in order; [] when it is not written literally."""
+def _object_body(text: str, key: str) -> str | None:
+    """The text between the braces of the object literal ``key: { ... }`` in a JS/TS config
+    (the first one written), its comments blanked; None when there is none."""
     m = re.search(rf"(?m)(?:^|[{{,\s]){re.escape(key)}\s*:\s*\{{", text)
     if not m:
-        return []
-    keys: list[str] = []
-    depth, start, i = 1, m.end(), m.end()
-    while i < len(text) and depth:
+        return None
+    out: list[str] = []
+    depth, i = 1, m.end()
+    while i < len(text):
         ch = text[i]
-        if text.startswith(("//", "/*"), i):  # a comment: skipped, a key may follow it
+        if text.startswith(("//", "/*"), i):
             line = text[i + 1] == "/"
             end = text.find("\n" if line else "*/", i + 2)
             stop = len(text) if end < 0 else end + (1 if line else 2)
-            if not text[start:i].strip():
-                start = stop
+            out.append(" ")
+            i = stop
+            continue
+        if ch in "'\"`":
+            end = text.find(ch, i + 1)
+            stop = len(text) if end < 0 else end + 1
+            out.append(text[i:stop])
+            i = stop
+            continue
+        depth += ch in "{[("
+        depth -= ch in "}])"
+        if depth == 0:
+            return "".join(out)
+        out.append(ch)
+        i += 1
+    return None
+
+
+def _top_level(body: str) -> str:
+    """``body`` with every nested object, array and call blanked (strings kept whole), so a
+    key read from it is a key of this object, not of one inside it."""
+    out: list[str] = []
+    depth, i = 0, 0
+    while i < len(body):
+        ch = body[i]
+        if ch in "'\"`":
+            end = body.find(ch, i + 1)
+            stop = len(body) if end < 0 else end + 1
+            out.append(body[i:stop] if depth == 0 else " ")
             i = stop
             continue
         if ch in "{[(":
             depth += 1
         elif ch in "}])":
             depth -= 1
-        elif ch in "'\"`":
-            end = text.find(ch, i + 1)
-            i = end if end > 0 else len(text)
-        if (depth == 1 and ch == ",") or depth == 0:
-            start = i + 1
-        elif depth == 1 and i == start:
-            km = re.match(r"\s*(?:(['\"])([^'\"]+)\1|([A-Za-z_$][\w$-]*))\s*[:,}]", text[i:])
-            if km:
-                keys.append(km.group(2) or km.group(3))
+        elif depth == 0:
+            out.append(ch)
         i += 1
-    return keys
+    return "".join(out)
+
+
+def _string_pairs(text: str, key: str) -> list[tuple[str, str]]:
+    """The ``'a': 'b'`` entries of the object literal ``key: { ... }`` (VitePress
+    ``rewrites``), in order; a pair written any other way is not read."""
+    body = _object_body(text, key)
+    pair = r"(['\"`])([^'\"`]+)\1\s*:\s*(['\"`])([^'\"`]+)\3"
+    return [(a, b) for _, a, _, b in re.findall(pair, _top_level(body))] if body else []
+
+
+def _object_keys(text: str, key: str) -> list[str]:
+    """The top-level keys of the object literal ``key: { ... }`` in a JS/TS config (quoted,
+    bare, or shorthand ``{ root, zh }``), in order; [] when it is not written literally."""
+    body = _object_body(text, key)
+    if body is None:
+        return []
+    entry = re.compile(r"^\s*(?:(['\"])([^'\"]+)\1|([A-Za-z_$][\w$-]*))\s*(?::|$)")
+    found = (entry.match(part) for part in _top_level(body).split(","))
+    return [m.group(2) or m.group(3) for m in found if m]
 
 
 def sphinx_exclude_patterns(conf: str) -> list[str] | None:
@@ -135,9 +166,9 @@ def detect_docusaurus(path: Path) -> Site | None:
         if config is None:
             continue
         text = _read(config)
-        # The docs plugin's options sit under `docs: {` in the classic preset.
-        found = re.search(r"\bdocs\s*:\s*\{", text)
-        block = text[found.start() : found.start() + 1500] if found else ""
+        # The docs plugin's options sit under `docs: {` in the classic preset; only its own
+        # keys are read (`versions: { current: { path } }` is not the docs folder).
+        block = _top_level(_object_body(text, "docs") or "")
         docs_path = _setting(block, "path") or "docs"
         route = _setting(block, "routeBasePath")
         route = "docs" if route is None else route
@@ -149,7 +180,7 @@ def detect_docusaurus(path: Path) -> Site | None:
         if released is not None:
             site.notes.append(
                 f"versioned site: reading {released.name} (served at the docs route); the "
-                f"unreleased {docs_path}/ is served under /next/"
+                f"unreleased {docs_path}/ is served under its own version path"
             )
         url, base_url = _setting(text, "url") or "", _setting(text, "baseUrl") or "/"
         site.site_url = url.rstrip("/") + "/" + base_url.strip("/") if url else ""
