@@ -14,7 +14,9 @@ Trees (missing ones are skipped with the reason, never fetched from a network in
   website/docusaurus.config.ts | tar -x -C bench/.cache/redux``; VitePress's own docs
   (English in ``en/`` served at the root by ``rewrites``, seven other locales):
   ``git --git-dir=<vuejs/vitepress clone> archive HEAD docs | tar -x -C
-  bench/.cache/vitepress``.
+  bench/.cache/vitepress``; graphql-kotlin's versioned Docusaurus site: ``git --git-dir=<clone>
+  archive HEAD website/docs website/versioned_docs/version-10.x.x
+  website/docusaurus.config.js website/versions.json | tar -x -C bench/.cache/gqlkotlin``.
 
 For each tree: read time, publish time (BM25 + graph; no encoder, so the numbers show the
 ingest and store work, not the encoder's), node counts by kind, edges by label, the share of
@@ -70,6 +72,7 @@ TREES = (
     Tree("vite", "VitePress", "cache", "vite"),
     Tree("vitepress", "VitePress (locales, rewrites)", "cache", "vitepress"),
     Tree("redux", "Docusaurus", "cache", "redux"),
+    Tree("gqlkotlin", "Docusaurus (versioned)", "cache", "gqlkotlin"),
 )
 
 
