@@ -331,3 +331,51 @@ def test_vitepress_root_locale_in_a_folder_served_by_rewrites(tmp_path: Path) ->
     assert nodes["en/index"].meta["url"] == "/"
     assert edges_of(nodes["en/index"], "xref") == ["en/guide/routing#params"]
     assert "zh/guide/routing" not in nodes
+
+
+def test_mkdocs_i18n_suffix_reads_the_default_language(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "mkdocs.yml",
+        """
+        site_name: X
+        plugins:
+          - search
+          - i18n:
+              docs_structure: suffix
+              languages:
+                - locale: en
+                  default: true
+                  name: English
+                - locale: fr
+                  name: Français
+        """,
+    )
+    for rel in ("index.md", "index.fr.md", "guide/a.md", "guide/a.fr.md", "guide/b.en.md"):
+        write(tmp_path, f"docs/{rel}", f"# {rel}\n\nSee [fr](/fr/).\n")
+    batch = read_markdown(tmp_path)
+    nodes = by_uid(batch)
+    assert {u for u, n in nodes.items() if n.kind == "page"} == {"index", "guide/a", "guide/b.en"}
+    assert nodes["guide/b.en"].meta["url"] == "/guide/b/"
+    assert sorted(batch.stats["unpublished"]) == [
+        "docs/guide/a.fr.md: i18n: another language",
+        "docs/index.fr.md: i18n: another language",
+    ]
+    assert batch.stats["links"]["outside"] == 3  # each page's link to the French tree
+
+
+def test_mkdocs_i18n_folder_structure(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "mkdocs.yml",
+        "site_name: X\nplugins:\n  - i18n:\n      docs_structure: folder\n"
+        "      languages:\n        - locale: en\n          default: true\n"
+        "        - locale: de\n",
+    )
+    write(tmp_path, "docs/en/index.md", "# Home\n")
+    write(tmp_path, "docs/en/guide.md", "# Guide\n")
+    write(tmp_path, "docs/de/guide.md", "# Anleitung\n")
+    nodes = by_uid(read_markdown(tmp_path))
+    assert {u for u, n in nodes.items() if n.kind == "page"} == {"en/index", "en/guide"}
+    assert nodes["en/guide"].meta["url"] == "/guide/"
+    assert nodes["en/index"].meta["url"] == "/"

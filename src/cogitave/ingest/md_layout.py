@@ -124,7 +124,8 @@ class Site:
     root_doc: str = "index"  # Sphinx's master document
     excludes: Excludes = field(default_factory=Excludes)  # files the config keeps out
     directory_urls: bool = True  # MkDocs `use_directory_urls` (false: `a/b.html`)
-    rewrites: list[tuple[re.Pattern[str], str]] = field(default_factory=list)  # VitePress
+    # VitePress `rewrites`; MkDocs i18n (`page.en.md` and `en/page.md` served as `page/`)
+    rewrites: list[tuple[re.Pattern[str], str]] = field(default_factory=list)
 
     def files(self) -> list[Path]:
         """Page files under the docs root, sorted, hidden and build folders skipped."""
@@ -283,11 +284,12 @@ def _mkdocs(base: Path, config_file: Path) -> Site:
         _nav_items(config["nav"], site.nav, site)
     site.redirects = _redirect_maps(config.get("plugins"))
     _mkdocs_excludes(site, config)
+    _mkdocs_i18n(site, config.get("plugins"))
     extra = config.get("extra")
     alternate = extra.get("alternate") if isinstance(extra, Mapping) else None
     if isinstance(alternate, list):
         links = (a.get("link") for a in alternate if isinstance(a, Mapping))
-        site.other_trees = tuple(
+        site.other_trees += tuple(
             normalize_url(x).lower() for x in links if isinstance(x, str) and x.strip("/")
         )
     return site
@@ -310,6 +312,41 @@ def _mkdocs_excludes(site: Site, config: Mapping[str, Any]) -> None:
         lines = [*always, *(x for x in raw.splitlines() if x.strip())]
         if lines:
             site.excludes.gitignore[key] = pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _mkdocs_i18n(site: Site, plugins: Any) -> None:
+    """The ``i18n`` plugin (mkdocs-static-i18n): read the default language only. Suffix
+    structure: ``page.md`` or ``page.<default>.md`` is the page, ``page.<other>.md`` another
+    language; folder structure: ``<default>/page.md`` is the page (served at ``/page/``),
+    ``<other>/`` another language. The other languages become other language trees."""
+    opts = next((p["i18n"] for p in plugins or [] if isinstance(p, Mapping) and "i18n" in p), None)
+    if not isinstance(opts, Mapping):
+        return
+    langs = opts.get("languages")
+    if isinstance(langs, list):  # 1.x: [{locale, default, ...}]
+        entries = [x for x in langs if isinstance(x, Mapping) and isinstance(x.get("locale"), str)]
+        locales = [str(x["locale"]) for x in entries]
+        default = next((str(x["locale"]) for x in entries if x.get("default")), None)
+    elif isinstance(langs, Mapping):  # 0.x: {fr: {...}} and default_language
+        locales = [str(k) for k in langs]
+        default = None
+    else:
+        return
+    default = default or str(opts.get("default_language") or (locales[0] if locales else ""))
+    others = [x for x in locales if x != default]
+    if not default:
+        return
+    if str(opts.get("docs_structure", "suffix")) == "folder":
+        site.excludes.globs["i18n: another language"] = [glob_regex(f"{x}/**") for x in others]
+        site.rewrites.append(rewrite_rule(f"{default}/:rest*", ":rest*"))
+    else:
+        site.excludes.globs["i18n: another language"] = [
+            glob_regex(f"**/*.{x}.{ext}") for x in others for ext in ("md", "markdown")
+        ]
+        site.rewrites.append(rewrite_rule(f":path*.{default}.md", ":path*.md"))
+    site.other_trees += tuple(f"/{x.lower()}/" for x in others)
+    if others:
+        site.notes.append(f"i18n languages {[default, *others]}: read {default!r} only")
 
 
 def _nav_page(value: str) -> str | None:
@@ -375,7 +412,7 @@ def is_index(rel: str) -> bool:
 def page_url(shape: Shape, rel: str, front: Mapping[str, Any], site: Site | None = None) -> str:
     """The site URL path of a page, as its generator builds it (MkDocs and Hugo: directory
     URLs; Sphinx: ``.html``; Docusaurus, Next.js, VitePress clean URLs: no trailing slash)."""
-    if shape == "vitepress" and site is not None and site.rewrites:
+    if site is not None and site.rewrites:
         rel = rewrite_path(rel, site.rewrites)
     stem = strip_md(rel)
     if shape == "sphinx":
