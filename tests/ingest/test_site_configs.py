@@ -379,3 +379,32 @@ def test_mkdocs_i18n_folder_structure(tmp_path: Path) -> None:
     assert {u for u, n in nodes.items() if n.kind == "page"} == {"en/index", "en/guide"}
     assert nodes["en/guide"].meta["url"] == "/guide/"
     assert nodes["en/index"].meta["url"] == "/"
+
+
+def test_myst_targets_resolve_from_markdown_and_rst(tmp_path: Path) -> None:
+    write(tmp_path, "docs/conf.py", 'extensions = ["myst_parser"]\n')
+    write(tmp_path, "docs/index.rst", "Home\n====\n\nSee :ref:`guide-setup`.\n")
+    write(
+        tmp_path,
+        "docs/guide.md",
+        """
+        # Guide
+
+        (guide-setup)=
+        ## Setup
+
+        ```text
+        (not-a-target)=
+        ```
+        """,
+    )
+    write(tmp_path, "docs/other.md", "# Other\n\nSee [](guide-setup) and [again](#guide-setup).\n")
+    batch = read_markdown(tmp_path)
+    nodes = by_uid(batch)
+    assert edges_of(nodes["other"], "xref") == ["guide#setup"]
+    assert edges_of(nodes["index"], "xref") == ["guide#setup"]
+    assert batch.stats["links"]["unresolved"] == 0
+    assert batch.stats["links"]["missing_anchor"] == 0
+    content = nodes["guide"].content or ""
+    assert "(guide-setup)=" not in content  # the target line is markup, not text
+    assert "(not-a-target)=" in content  # inside a fence it is code

@@ -91,6 +91,7 @@ from cogitave.ingest.md_parse import (
     MAX_SECTION_LEVEL,
     CodeBlock,
     ParsedPage,
+    myst_targets,
     parse_page,
     slugify,
 )
@@ -204,6 +205,8 @@ class _Builder:
         self.api_anchor: dict[str, dict[str, str]] = {}  # page uid -> anchor -> api uid
         self.rst_api: dict[str, list[tuple[ApiObject, int, str]]] = {}
         self.snippets: set[str] = set()  # uids of pages built nowhere (drafts, headless...)
+        # MyST ``(label)=`` -> (node uid, anchor of the heading on its page, heading title)
+        self.myst_labels: dict[str, tuple[str, str, str]] = {}
         self.cascades: dict[str, Unbuilt] = {}  # Hugo: section folder -> the pages below unbuilt
         self.api_refs: Counter[str] = Counter()  # Python-domain roles: resolved / undeclared
 
@@ -216,6 +219,7 @@ class _Builder:
         for file in files:
             self.tally.files += 1
             self._read(file, nav_titles)
+        self.resolver.labels.update({k: uid for k, (uid, _, _) in self.myst_labels.items()})
         if self.rst:
             sphinx.render_all(self)
         self._redirects()
@@ -266,15 +270,29 @@ class _Builder:
             body = to_markdown(body, mdx=self.site.shape != "vitepress" or rel.endswith(".mdx"))
         if "8<-" in body:
             body = expand_snippets(body, lambda p: self._read_include(file, p))
+        targets: dict[int, str] = {}
+        if self.site.shape == "sphinx" and ")=" in body:
+            body, targets = myst_targets(body)
         front = FrontMatter(front.data, body, front.offset, front.error)
         listed = unbuilt is not None and unbuilt.listed
-        self._add_page(uid, rel, file, text, front, nav_titles, in_section=listed)
+        page = self._add_page(uid, rel, file, text, front, nav_titles, in_section=listed)
+        for line, label in targets.items():
+            self.myst_labels[label.lower()] = self._target_of(page, line)
         if unbuilt is not None and not listed:
             # Built nowhere: no node. Links and includes still find it (an include shows its
             # text on the includer, whose anchors its headings become).
             del self.pages[uid]
             self.snippets.add(uid)
             self.tally.unpublished.append(f"{shown}: {unbuilt.reason}")
+
+    @staticmethod
+    def _target_of(page: _Page, line: int) -> tuple[str, str, str]:
+        """(node uid, anchor, title) of the heading a MyST ``(label)=`` on body ``line`` names:
+        the first heading after it; the node is the section holding that heading."""
+        for i, h in enumerate(page.parsed.headings):
+            if h.line > line:
+                return page.container(i), h.anchor, h.text
+        return page.uid, "", page.title
 
     def _hugo_cascades(self, files: list[Path]) -> None:
         """Section folders whose ``_index`` cascades "not built" onto every page below."""

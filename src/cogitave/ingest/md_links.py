@@ -64,6 +64,7 @@ class LinkResolver:
     by_alias: dict[str, str] = field(default_factory=dict)
     anchors: dict[str, dict[str, str]] = field(default_factory=dict)
     glossary: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)  # MyST ``(label)=`` -> node uid
     # URL prefixes of the site's other trees (other languages): on the site, not ingested.
     other_trees: tuple[str, ...] = ()
 
@@ -104,7 +105,9 @@ class LinkResolver:
         parts = urlsplit(dest)
         path, fragment = parts.path, parts.fragment
         if not path:
-            return self._anchor(src.uid, fragment, src)
+            res = self._anchor(src.uid, fragment, src)
+            hit = self.labels.get(fragment.lower()) if res.missing_anchor else None
+            return Resolution("self" if hit == src.uid else "resolved", hit) if hit else res
         hugo_link = kind == "link" and self.shape == "hugo" and not path.startswith("/")
         uid = self._find_ref(path, src) if kind in ("ref", "page_ref") or hugo_link else None
         if uid is None and kind != "ref":
@@ -113,6 +116,8 @@ class LinkResolver:
         if uid is None and kind != "ref":
             uid = self.by_alias.get(self._url_key(path, src))
             via_alias = uid is not None
+        if uid is None and not fragment and (hit := self.labels.get(path.lower())):
+            return Resolution("self" if hit == src.uid else "resolved", hit)  # [](label)
         if uid is None:
             suffix = posixpath.splitext(path.rstrip("/"))[1].lower()
             if kind == "link" and suffix in ASSET_SUFFIXES:

@@ -153,6 +153,27 @@ def slugify_sphinx(text: str) -> str:
     return re.sub(r"^[^a-z]+", "", value)
 
 
+_MYST_TARGET = re.compile(r"^\(([^()\s][^()]*)\)=[ \t]*$", re.MULTILINE)
+
+
+def myst_targets(body: str) -> tuple[str, dict[int, str]]:
+    """MyST ``(label)=`` target lines of a Sphinx Markdown page: the body with them blanked
+    (line numbers kept) and ``{line index: label}``. Fenced code is left alone."""
+    lines = body.split("\n")
+    found: dict[int, str] = {}
+    fence = ""
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            mark = stripped[:3]
+            fence = "" if fence == mark else fence or mark
+            continue
+        if not fence and (m := _MYST_TARGET.match(line)):
+            found[i] = m.group(1).strip()
+            lines[i] = ""
+    return ("\n".join(lines), found) if found else (body, {})
+
+
 def slugify(text: str, style: AnchorStyle) -> str:
     """The anchor a heading ``text`` gets in ``style``."""
     return _SLUGIFY[style](text)

@@ -42,6 +42,8 @@ def render_all(b: _Builder) -> None:
             labels.setdefault(label.lower(), (uid, anchor, title))
         for obj in doc.objects:
             objects.setdefault(obj.name, (uid, obj.anchor))
+    for label, (node, anchor, title) in b.myst_labels.items():  # MyST pages' `(label)=`
+        labels.setdefault(label, (node.partition("#")[0], anchor, title))
     titles = {uid: doc.title for uid, (_, _, doc) in b.rst.items()}
 
     # Markdown pages of the tree (MyST) are already read: `:doc:` may name them too.
