@@ -16,7 +16,9 @@ Trees (missing ones are skipped with the reason, never fetched from a network in
   ``git --git-dir=<vuejs/vitepress clone> archive HEAD docs | tar -x -C
   bench/.cache/vitepress``; graphql-kotlin's versioned Docusaurus site: ``git --git-dir=<clone>
   archive HEAD website/docs website/versioned_docs/version-10.x.x
-  website/docusaurus.config.js website/versions.json | tar -x -C bench/.cache/gqlkotlin``.
+  website/docusaurus.config.js website/versions.json | tar -x -C bench/.cache/gqlkotlin``;
+  MyST-Parser's docs (a Sphinx source tree of MyST Markdown): ``git --git-dir=<clone> archive
+  HEAD docs | tar -x -C bench/.cache/myst``.
 
 For each tree: read time, publish time (BM25 + graph; no encoder, so the numbers show the
 ingest and store work, not the encoder's), node counts by kind, edges by label, the share of
@@ -73,6 +75,7 @@ TREES = (
     Tree("vitepress", "VitePress (locales, rewrites)", "cache", "vitepress"),
     Tree("redux", "Docusaurus", "cache", "redux"),
     Tree("gqlkotlin", "Docusaurus (versioned)", "cache", "gqlkotlin"),
+    Tree("myst", "Sphinx + MyST (sources)", "cache", "myst"),
 )
 
 
