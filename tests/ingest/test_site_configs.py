@@ -398,12 +398,18 @@ def test_myst_targets_resolve_from_markdown_and_rst(tmp_path: Path) -> None:
         ```
         """,
     )
-    write(tmp_path, "docs/other.md", "# Other\n\nSee [](guide-setup) and [again](#guide-setup).\n")
+    write(
+        tmp_path,
+        "docs/other.md",
+        "# Other\n\nSee [](guide-setup), [again](#guide-setup), {ref}`guide-setup`,\n"
+        "{ref}`the setup <guide-setup>` and {doc}`guide`; `{ref}` alone is code.\n",
+    )
     batch = read_markdown(tmp_path)
     nodes = by_uid(batch)
-    assert edges_of(nodes["other"], "xref") == ["guide#setup"]
+    assert edges_of(nodes["other"], "xref") == ["guide#setup", "guide"]
     assert edges_of(nodes["index"], "xref") == ["guide#setup"]
     assert batch.stats["links"]["unresolved"] == 0
+    assert batch.stats["links"]["internal"] == 6
     assert batch.stats["links"]["missing_anchor"] == 0
     content = nodes["guide"].content or ""
     assert "(guide-setup)=" not in content  # the target line is markup, not text

@@ -342,7 +342,8 @@ class _Builder:
         hugo = self.site.shape == "hugo"
         if parsed is None:
             style = self.site.anchor_style
-            parsed = parse_page(front.body, style, front.offset, term_anchors=hugo)
+            myst = self.site.shape == "sphinx"
+            parsed = parse_page(front.body, style, front.offset, term_anchors=hugo, myst_roles=myst)
         titles = self._strings(front.data, self.mapping.title, shown)
         title = (titles[0] if titles else "") or parsed.title or nav_titles.get(rel, "")
         url = self.site.url_of(rel, front.data)

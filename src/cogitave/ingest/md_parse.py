@@ -153,6 +153,8 @@ def slugify_sphinx(text: str) -> str:
     return re.sub(r"^[^a-z]+", "", value)
 
 
+_MYST_ROLE = re.compile(r"\{(?:ref|doc|std:ref|std:doc)\}$")
+_ROLE_TARGET = re.compile(r"(?:(.*?)\s*<([^<>]+)>|([^<>]+))", re.DOTALL)
 _MYST_TARGET = re.compile(r"^\(([^()\s][^()]*)\)=[ \t]*$", re.MULTILINE)
 
 
@@ -226,11 +228,17 @@ def _fence_language(info: str) -> str:
 
 
 def parse_page(
-    body: str, style: AnchorStyle = "toc", line_offset: int = 0, *, term_anchors: bool = False
+    body: str,
+    style: AnchorStyle = "toc",
+    line_offset: int = 0,
+    *,
+    term_anchors: bool = False,
+    myst_roles: bool = False,
 ) -> ParsedPage:
     """Parse a page body (front matter removed); ``line_offset`` makes reported lines 1-based.
 
     ``term_anchors``: definition-list terms get ids too (Hugo's ``autoDefinitionTermID``).
+    ``myst_roles``: MyST's ``{ref}`` and ``{doc}`` roles (``{ref}`text <label>```) are links.
     """
     lines = body.split("\n")
     page = ParsedPage(lines=lines)
@@ -251,7 +259,7 @@ def parse_page(
             # An indented block is usually admonition/tab content in MkDocs, i.e. prose.
             _add_text(page, current, tok.content.strip())
         elif tok.type == "inline":
-            _inline(page, tok, current, line_offset)
+            _inline(page, tok, current, line_offset, myst_roles)
             if term_anchors and "\n:" in tok.content:
                 _terms(page, tok, current, seen)
         i += 1
@@ -326,7 +334,9 @@ def _fence(page: ParsedPage, tok: Token, heading: int, offset: int) -> None:
     page.code.append(CodeBlock(language, content, start + offset + 1, heading, markdown))
 
 
-def _inline(page: ParsedPage, tok: Token, heading: int, offset: int) -> None:
+def _inline(
+    page: ParsedPage, tok: Token, heading: int, offset: int, myst_roles: bool = False
+) -> None:
     line = (tok.map[0] if tok.map else 0) + offset + 1
     content = tok.content
     text: str | None = None
@@ -350,6 +360,10 @@ def _inline(page: ParsedPage, tok: Token, heading: int, offset: int) -> None:
         elif child.type == "text" and "][" in child.content:
             for m in _UNDEFINED_REF.finditer(child.content):
                 page.links.append(LinkRef(m.group(2) or m.group(1), line, heading, "undefined"))
+        elif myst_roles and child.type == "code_inline" and _is_role(children, k):
+            m = _ROLE_TARGET.fullmatch(child.content.strip())
+            target = (m.group(2) or m.group(3)).strip() if m else child.content.strip()
+            page.links.append(LinkRef(target, line, heading, text=m.group(1) if m else ""))
     if "{{" in content and ("ref" in content or "include" in content):
         bare = _INLINE_CODE.sub("", content)
         for m in _HUGO_REF.finditer(bare):
@@ -358,6 +372,15 @@ def _inline(page: ParsedPage, tok: Token, heading: int, offset: int) -> None:
             page.links.append(LinkRef(m.group(1), line, heading, "ref"))
             page.transclusions.append((m.group(1), heading))
     _add_text(page, heading, _prose(_inline_text(tok) if text is None else text))
+
+
+def _is_role(children: list[Token], k: int) -> bool:
+    """The code span ``children[k]`` is a MyST role's argument (``{ref}`...```)."""
+    return (
+        k > 0
+        and children[k - 1].type == "text"
+        and bool(_MYST_ROLE.search(children[k - 1].content))
+    )
 
 
 def _link_text(children: list[Token], start: int) -> str:
