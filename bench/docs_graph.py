@@ -18,7 +18,9 @@ Trees (missing ones are skipped with the reason, never fetched from a network in
   archive HEAD website/docs website/versioned_docs/version-10.x.x
   website/docusaurus.config.js website/versions.json | tar -x -C bench/.cache/gqlkotlin``;
   MyST-Parser's docs (a Sphinx source tree of MyST Markdown): ``git --git-dir=<clone> archive
-  HEAD docs | tar -x -C bench/.cache/myst``.
+  HEAD docs | tar -x -C bench/.cache/myst``; SWR's site (vercel/swr-site, Fumadocs,
+  ``page.<lang>.mdx`` translations): ``git --git-dir=<clone> archive HEAD | tar -x -C
+  bench/.cache/swr``.
 
 For each tree: read time, publish time (BM25 + graph; no encoder, so the numbers show the
 ingest and store work, not the encoder's), node counts by kind, edges by label, the share of
@@ -76,6 +78,7 @@ TREES = (
     Tree("redux", "Docusaurus", "cache", "redux"),
     Tree("gqlkotlin", "Docusaurus (versioned)", "cache", "gqlkotlin"),
     Tree("myst", "Sphinx + MyST (sources)", "cache", "myst"),
+    Tree("swr", "Next.js + Fumadocs (7 translations beside the pages)", "cache", "swr"),
 )
 
 

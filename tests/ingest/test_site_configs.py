@@ -414,3 +414,33 @@ def test_myst_targets_resolve_from_markdown_and_rst(tmp_path: Path) -> None:
     content = nodes["guide"].content or ""
     assert "(guide-setup)=" not in content  # the target line is markup, not text
     assert "(not-a-target)=" in content  # inside a fence it is code
+
+
+def test_translations_beside_the_pages(tmp_path: Path) -> None:
+    # Fumadocs-style: the default language unsuffixed, translations as page.<lang>.mdx.
+    root = tmp_path / "fuma"
+    for stem in ("a", "b", "c"):
+        write(root, f"{stem}.mdx", f"# {stem}\n")
+        write(root, f"{stem}.fr.mdx", f"# {stem} (fr)\n")
+        write(root, f"{stem}.cn.mdx", f"# {stem} (cn)\n")
+    write(root, "d.mdx", "# d\n")
+    write(root, "setup.py.md", "# Python setup\n")  # a programming language, not a translation
+    batch = read_markdown(root)
+    assert {n.uid for n in batch.nodes if n.kind == "page"} == {"a", "b", "c", "d", "setup.py"}
+    assert batch.stats["unpublished_count"] == 6
+    assert any("(cn, fr): read the unsuffixed pages" in n for n in batch.stats["notes"])
+    # Nextra-style: every page suffixed; English is read, served without its suffix.
+    root = tmp_path / "nextra"
+    for stem in ("a", "b", "c"):
+        write(root, f"docs/{stem}.en-US.mdx", f"# {stem}\n")
+        write(root, f"docs/{stem}.zh-CN.mdx", f"# {stem} (zh)\n")
+    nodes = by_uid(read_markdown(root))
+    assert {u for u, n in nodes.items() if n.kind == "page"} == {
+        "docs/a.en-US", "docs/b.en-US", "docs/c.en-US",
+    }  # fmt: skip
+    assert nodes["docs/a.en-US"].meta["url"] == "/docs/a/"
+    # Fewer than three translated pages: a dotted name, left alone.
+    root = tmp_path / "few"
+    write(root, "notes.md", "# Notes\n")
+    write(root, "notes.de.md", "# Notizen\n")
+    assert {n.uid for n in read_markdown(root).nodes if n.kind == "page"} == {"notes", "notes.de"}

@@ -158,6 +158,58 @@ def count_pages(root: Path) -> dict[str, int]:
 
 def detect_site(path: Path) -> Site:
     """Detect the shape of ``path`` (a folder, an ``mkdocs.yml`` or a single ``.md`` file)."""
+    site = _detect_site(path)
+    if site.shape in ("nextjs", "plain") and path.is_dir():
+        _suffix_translations(site)
+    return site
+
+
+# `page.fr.mdx` beside `page.mdx`: a translation (Nextra, Fumadocs). Two letters (and a region)
+# only; these two-letter suffixes name a programming language or a kind of file instead.
+_TRANSLATION = re.compile(r"^(?P<stem>.+)\.(?P<code>[a-z]{2}(?:[-_][A-Za-z]{2,4})?)$")
+_NOT_LANGUAGES = frozenset("js ts py go rb rs kt cs sh md db io ui ci vs qa ml os".split())  # noqa: SIM905
+MIN_TRANSLATED_PAGES = 3
+
+
+def _suffix_translations(site: Site) -> None:
+    """Read one language of a site whose translations sit beside its pages as
+    ``page.<lang>.mdx``: a suffix counts as a language when at least
+    :data:`MIN_TRANSLATED_PAGES` pages carry it. The default is the unsuffixed page; when every
+    page has a suffix (Nextra's ``page.en-US.mdx``), English, else the most common suffix,
+    served without it."""
+    names: dict[str, set[str]] = {}  # stem (folder-relative, no suffix) -> codes ("" none)
+    for file in site.files():
+        rel = strip_md(file.relative_to(site.docs_root).as_posix())
+        m = _TRANSLATION.match(rel)
+        if m and m.group("code") not in _NOT_LANGUAGES:
+            names.setdefault(m.group("stem"), set()).add(m.group("code"))
+        else:
+            names.setdefault(rel, set()).add("")
+    counts: dict[str, int] = {}
+    for codes in names.values():
+        for code in codes - {""}:
+            counts[code] = counts.get(code, 0) + 1
+    langs = sorted(c for c, n in counts.items() if n >= MIN_TRANSLATED_PAGES)
+    if not langs:
+        return
+    suffixed = sum(1 for codes in names.values() if "" not in codes and codes & set(langs))
+    unsuffixed = sum(1 for codes in names.values() if "" in codes and codes & set(langs))
+    default = ""
+    if suffixed > unsuffixed:
+        english = [c for c in langs if c.split("-")[0].split("_")[0] == "en"]
+        default = english[0] if english else max(langs, key=lambda c: counts[c])
+    others = [c for c in langs if c != default]
+    site.excludes.globs["another language"] = [
+        glob_regex(f"**/*.{c}.{ext}") for c in others for ext in ("md", "mdx", "markdown")
+    ]
+    if default:
+        for ext in ("md", "mdx", "markdown"):
+            site.rewrites.append(rewrite_rule(f":path*.{default}.{ext}", f":path*.{ext}"))
+    shown = default or "the unsuffixed pages"
+    site.notes.append(f"translations beside the pages ({', '.join(others)}): read {shown}")
+
+
+def _detect_site(path: Path) -> Site:
     if path.is_file():
         if path.name in MKDOCS_NAMES:
             return _mkdocs(path.parent, path)
