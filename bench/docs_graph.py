@@ -20,7 +20,8 @@ Trees (missing ones are skipped with the reason, never fetched from a network in
   MyST-Parser's docs (a Sphinx source tree of MyST Markdown): ``git --git-dir=<clone> archive
   HEAD docs | tar -x -C bench/.cache/myst``; SWR's site (vercel/swr-site, Fumadocs,
   ``page.<lang>.mdx`` translations): ``git --git-dir=<clone> archive HEAD | tar -x -C
-  bench/.cache/swr``.
+  bench/.cache/swr``; Starlight's own docs: ``git --git-dir=<withastro/starlight clone>
+  archive HEAD docs | tar -x -C bench/.cache/starlight``.
 
 For each tree: read time, publish time (BM25 + graph; no encoder, so the numbers show the
 ingest and store work, not the encoder's), node counts by kind, edges by label, the share of
@@ -79,6 +80,7 @@ TREES = (
     Tree("gqlkotlin", "Docusaurus (versioned)", "cache", "gqlkotlin"),
     Tree("myst", "Sphinx + MyST (sources)", "cache", "myst"),
     Tree("swr", "Next.js + Fumadocs (7 translations beside the pages)", "cache", "swr"),
+    Tree("starlight", "Starlight (Astro; 16 other locales)", "cache", "starlight/docs"),
 )
 
 

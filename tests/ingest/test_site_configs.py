@@ -444,3 +444,50 @@ def test_translations_beside_the_pages(tmp_path: Path) -> None:
     write(root, "notes.md", "# Notes\n")
     write(root, "notes.de.md", "# Notizen\n")
     assert {n.uid for n in read_markdown(root).nodes if n.kind == "page"} == {"notes", "notes.de"}
+
+
+def test_starlight_site(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "docs/astro.config.mjs",
+        """
+        import starlight from '@astrojs/starlight';
+        export const locales = {
+          root: { label: 'English', lang: 'en' },
+          'zh-cn': { label: '简体中文', lang: 'zh-CN' },
+        };
+        export default defineConfig({
+          site: 'https://docs.example.dev',
+          base: '/kit',
+          integrations: [starlight({ title: 'Kit', locales })],
+        });
+        """,
+    )
+    write(
+        tmp_path,
+        "docs/src/content/docs/index.mdx",
+        "---\ntitle: Home\n---\nSee [setup](/kit/guides/setup/).\n",
+    )
+    write(tmp_path, "docs/src/content/docs/guides/Setup.md", "---\ntitle: Setup\n---\n## Install\n")
+    write(
+        tmp_path,
+        "docs/src/content/docs/guides/moved.md",
+        "---\ntitle: M\nslug: elsewhere/page\n---\n",
+    )
+    write(tmp_path, "docs/src/content/docs/guides/wip.md", "---\ntitle: WIP\ndraft: true\n---\n")
+    write(tmp_path, "docs/src/content/docs/zh-cn/index.mdx", "---\ntitle: 首页\n---\n")
+    batch = read_markdown(tmp_path)
+    nodes = by_uid(batch)
+    assert batch.stats["shape"] == "starlight"
+    assert {u for u, n in nodes.items() if n.kind == "page"} == {
+        "index", "guides/Setup", "guides/moved",
+    }  # fmt: skip
+    assert nodes["index"].meta["url"] == "https://docs.example.dev/kit/"
+    assert nodes["guides/Setup"].meta["url"] == "https://docs.example.dev/kit/guides/setup/"
+    assert nodes["guides/Setup#install"].meta["url"].endswith("/kit/guides/setup/#install")
+    assert nodes["guides/moved"].meta["url"] == "https://docs.example.dev/kit/elsewhere/page/"
+    assert edges_of(nodes["index"], "xref") == ["guides/Setup"]
+    assert sorted(batch.stats["unpublished"]) == [
+        "docs/src/content/docs/guides/wip.md: draft",
+        "docs/src/content/docs/zh-cn/index.mdx: locales: another language",
+    ]

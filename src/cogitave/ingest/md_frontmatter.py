@@ -190,7 +190,7 @@ def unpublished(shape: str, data: Mapping[str, Any]) -> Unbuilt | None:
     (for Hugo, the page's own keys; cascades are the caller's)."""
     if shape == "hugo":
         return hugo_unrendered(data)
-    if shape == "docusaurus" and _true(data.get("draft")):
+    if shape in ("docusaurus", "starlight") and _true(data.get("draft")):
         return Unbuilt("draft")
     return None
 

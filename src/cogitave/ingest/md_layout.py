@@ -23,7 +23,9 @@ from cogitave.errors import IngestError
 from cogitave.ingest.md_frontmatter import load_yaml
 from cogitave.ingest.md_parse import AnchorStyle
 
-Shape = Literal["mkdocs", "hugo", "plain", "docusaurus", "vitepress", "nextjs", "sphinx"]
+Shape = Literal[
+    "mkdocs", "hugo", "plain", "docusaurus", "vitepress", "nextjs", "sphinx", "starlight"
+]
 MD_SUFFIXES = (".md", ".markdown", ".mdx")
 RST_SUFFIXES = (".rst.txt", ".rst")
 INDEX_STEMS = ("index", "_index", "README")
@@ -119,6 +121,7 @@ class Site:
     suffixes: tuple[str, ...] = MD_SUFFIXES  # the page files this site is made of
     route_base: str = ""  # URL path the docs are served under (Docusaurus `/docs`)
     clean_urls: bool = False  # VitePress `cleanUrls`
+    trailing_slash: bool = True  # Astro `trailingSlash: 'never'` sets False
     order_key: str = ""  # front-matter key ordering pages in a folder (reading order)
     group_titles: dict[str, str] = field(default_factory=dict)  # folder -> title
     root_doc: str = "index"  # Sphinx's master document
@@ -225,7 +228,14 @@ def _detect_site(path: Path) -> Site:
     for name in MKDOCS_NAMES:
         if (path / name).is_file():
             return _mkdocs(path, path / name)
-    for detect in (sc.detect_docusaurus, sc.detect_vitepress, sc.detect_nextjs, sc.detect_sphinx):
+    detectors = (
+        sc.detect_docusaurus,
+        sc.detect_vitepress,
+        sc.detect_starlight,
+        sc.detect_nextjs,
+        sc.detect_sphinx,
+    )
+    for detect in detectors:
         found = detect(path)
         if found is not None:
             return found
@@ -469,7 +479,7 @@ def page_url(shape: Shape, rel: str, front: Mapping[str, Any], site: Site | None
     stem = strip_md(rel)
     if shape == "sphinx":
         return "/" + stem + ".html"
-    if shape in ("docusaurus", "nextjs", "vitepress"):
+    if shape in ("docusaurus", "nextjs", "vitepress", "starlight"):
         return _app_url(shape, stem, front, site)
     parts = stem.split("/")
     index = parts[-1] in INDEX_STEMS
@@ -544,6 +554,12 @@ def _app_url(shape: Shape, stem: str, front: Mapping[str, Any], site: Site | Non
             return f"{base}/{path}/".replace("//", "/")
         clean = site is None or site.clean_urls
         return f"{base}/{path}" + ("" if clean else ".html")
+    if shape == "starlight":  # Astro: lower-cased slugs, directory URLs unless told otherwise
+        slug = front.get("slug")
+        path = slug.strip().strip("/") if isinstance(slug, str) and slug.strip() else path
+        path = "/".join(p.lower().replace(" ", "-") for p in path.split("/"))
+        slash = site is None or site.trailing_slash
+        return (f"{base}/{path}" + ("/" if slash else "")).replace("//", "/") or "/"
     return f"{base}/{path}".rstrip("/") or "/"
 
 

@@ -20,6 +20,7 @@ from cogitave.ingest.md_layout import Site, glob_regex, rewrite_rule
 DOCUSAURUS_CONFIGS = tuple(f"docusaurus.config.{e}" for e in ("ts", "js", "mjs", "cjs", "mts"))
 VITEPRESS_CONFIGS = tuple(f"config.{e}" for e in ("ts", "js", "mjs", "mts", "cjs", "cts"))
 NEXT_CONFIGS = tuple(f"next.config.{e}" for e in ("js", "mjs", "ts", "cjs"))
+ASTRO_CONFIGS = tuple(f"astro.config.{e}" for e in ("mjs", "ts", "js", "mts", "cjs"))
 SPHINX_DIRS = ("", "source", "doc", "docs", "Doc", "docs/source", "doc/source")
 
 
@@ -36,9 +37,10 @@ def _string_list(text: str, key: str) -> list[str]:
 
 
 def _object_body(text: str, key: str) -> str | None:
-    """The text between the braces of the object literal ``key: { ... }`` in a JS/TS config
-    (the first one written), its comments blanked; None when there is none."""
-    m = re.search(rf"(?m)(?:^|[{{,\s]){re.escape(key)}\s*:\s*\{{", text)
+    """The text between the braces of the object literal ``key: { ... }`` (or a constant
+    ``key = { ... }``) in a JS/TS config (the first one written), its comments blanked; None
+    when there is none."""
+    m = re.search(rf"(?m)(?:^|[{{,\s]){re.escape(key)}\s*[:=]\s*\{{", text)
     if not m:
         return None
     out: list[str] = []
@@ -256,6 +258,40 @@ def detect_vitepress(path: Path) -> Site | None:
         others = [k for k in others if (docs_root / k).is_dir()]
         if others:
             # The root locale is the site's own language; the others are translations.
+            site.excludes.globs["locales: another language"] = [
+                glob_regex(f"{k}/**") for k in others
+            ]
+            site.other_trees = tuple(f"/{k.lower()}/" for k in others)
+            site.notes.append(f"locales {others}: read the root locale only")
+        return site
+    return None
+
+
+def detect_starlight(path: Path) -> Site | None:
+    """An Astro Starlight site: ``astro.config.*`` using ``@astrojs/starlight``, in ``path`` or
+    ``path/docs``; pages in ``src/content/docs``. Other locales' folders, ``draft: true``
+    pages (left out of production builds) and a ``slug`` front matter are read as Starlight
+    does; ``trailingSlash: 'never'`` drops the trailing slash Astro's directory URLs have."""
+    for folder in (path, path / "docs"):
+        config = next((folder / n for n in ASTRO_CONFIGS if (folder / n).is_file()), None)
+        if config is None:
+            continue
+        text = _read(config)
+        if "@astrojs/starlight" not in text:
+            continue
+        docs_root = Path(os.path.abspath(folder / "src" / "content" / "docs"))
+        if not docs_root.is_dir():
+            continue
+        site = Site("starlight", path, docs_root, "github", config_dir=folder)
+        site.suffixes = (".md", ".mdx")
+        base = (_setting(text, "base") or "").strip("/")
+        site.route_base = f"/{base}" if base else ""
+        url = _setting(text, "site") or ""
+        site.site_url = url.rstrip("/") if url.startswith("http") else ""
+        site.trailing_slash = _setting(text, "trailingSlash") != "never"
+        others = [k for k in _object_keys(text, "locales") if k != "root"]
+        others = [k for k in others if (docs_root / k).is_dir()]
+        if others:
             site.excludes.globs["locales: another language"] = [
                 glob_regex(f"{k}/**") for k in others
             ]
