@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -122,6 +122,7 @@ class Site:
     route_base: str = ""  # URL path the docs are served under (Docusaurus `/docs`)
     clean_urls: bool = False  # VitePress `cleanUrls`
     trailing_slash: bool = True  # Astro `trailingSlash: 'never'` sets False
+    _files: list[Path] | None = field(default=None, repr=False, compare=False)
     order_key: str = ""  # front-matter key ordering pages in a folder (reading order)
     group_titles: dict[str, str] = field(default_factory=dict)  # folder -> title
     root_doc: str = "index"  # Sphinx's master document
@@ -131,9 +132,19 @@ class Site:
     rewrites: list[tuple[re.Pattern[str], str]] = field(default_factory=list)
 
     def files(self) -> list[Path]:
-        """Page files under the docs root, sorted, hidden and build folders skipped."""
-        partials = self.shape == "docusaurus"  # `_x.md` files are partials, not pages
-        return sorted(_walk(self.docs_root, self.suffixes, partials))
+        """Page files under the docs root, sorted, hidden and build folders skipped (walked
+        once: detection and the read share the list)."""
+        if self._files is None:
+            partials = self.shape == "docusaurus"  # `_x.md` files are partials, not pages
+            self._files = sorted(_walk(self.docs_root, self.suffixes, partials))
+        return list(self._files)
+
+    def leave_out(self, setting: str, globs: Sequence[str], trees: Sequence[str] = ()) -> None:
+        """Another language's files: those matching ``globs`` are left out (the reason named
+        ``setting``), and links into the URL prefixes ``/<tree>/`` lead to another language
+        tree."""
+        self.excludes.globs[setting] = [glob_regex(g) for g in globs]
+        self.other_trees += tuple(f"/{t.lower()}/" for t in trees)
 
     def url_of(self, rel: str, front: Mapping[str, Any]) -> str:
         """The URL path of the page at ``rel`` (relative to the docs root)."""
@@ -202,9 +213,9 @@ def _suffix_translations(site: Site) -> None:
         english = [c for c in langs if c.split("-")[0].split("_")[0] == "en"]
         default = english[0] if english else max(langs, key=lambda c: counts[c])
     others = [c for c in langs if c != default]
-    site.excludes.globs["another language"] = [
-        glob_regex(f"**/*.{c}.{ext}") for c in others for ext in ("md", "mdx", "markdown")
-    ]
+    site.leave_out(
+        "another language", [f"**/*.{c}.{ext}" for c in others for ext in ("md", "mdx", "markdown")]
+    )
     if default:
         for ext in ("md", "mdx", "markdown"):
             site.rewrites.append(rewrite_rule(f":path*.{default}.{ext}", f":path*.{ext}"))
@@ -399,14 +410,12 @@ def _mkdocs_i18n(site: Site, plugins: Any) -> None:
     if not default:
         return
     if str(opts.get("docs_structure", "suffix")) == "folder":
-        site.excludes.globs["i18n: another language"] = [glob_regex(f"{x}/**") for x in others]
+        site.leave_out("i18n: another language", [f"{x}/**" for x in others], others)
         site.rewrites.append(rewrite_rule(f"{default}/:rest*", ":rest*"))
     else:
-        site.excludes.globs["i18n: another language"] = [
-            glob_regex(f"**/*.{x}.{ext}") for x in others for ext in ("md", "markdown")
-        ]
+        globs = [f"**/*.{x}.{ext}" for x in others for ext in ("md", "markdown")]
+        site.leave_out("i18n: another language", globs, others)
         site.rewrites.append(rewrite_rule(f":path*.{default}.md", ":path*.md"))
-    site.other_trees += tuple(f"/{x.lower()}/" for x in others)
     if others:
         site.notes.append(f"i18n languages {[default, *others]}: read {default!r} only")
 

@@ -254,17 +254,19 @@ def detect_vitepress(path: Path) -> Site | None:
         if excluded := _string_list(text, "srcExclude"):
             site.excludes.globs["srcExclude"] = [glob_regex(g) for g in excluded]
         site.rewrites = [rewrite_rule(a, b) for a, b in _string_pairs(text, "rewrites")]
-        others = [k for k in _object_keys(text, "locales") if k != "root"]
-        others = [k for k in others if (docs_root / k).is_dir()]
-        if others:
-            # The root locale is the site's own language; the others are translations.
-            site.excludes.globs["locales: another language"] = [
-                glob_regex(f"{k}/**") for k in others
-            ]
-            site.other_trees = tuple(f"/{k.lower()}/" for k in others)
-            site.notes.append(f"locales {others}: read the root locale only")
+        _other_locales(site, text)
         return site
     return None
+
+
+def _other_locales(site: Site, text: str) -> None:
+    """VitePress and Starlight ``locales``: the root locale is the site's own language; every
+    other key that is a folder of the docs root is a translation, left out."""
+    others = [k for k in _object_keys(text, "locales") if k != "root"]
+    others = [k for k in others if (site.docs_root / k).is_dir()]
+    if others:
+        site.leave_out("locales: another language", [f"{k}/**" for k in others], others)
+        site.notes.append(f"locales {others}: read the root locale only")
 
 
 def detect_starlight(path: Path) -> Site | None:
@@ -289,14 +291,7 @@ def detect_starlight(path: Path) -> Site | None:
         url = _setting(text, "site") or ""
         site.site_url = url.rstrip("/") if url.startswith("http") else ""
         site.trailing_slash = _setting(text, "trailingSlash") != "never"
-        others = [k for k in _object_keys(text, "locales") if k != "root"]
-        others = [k for k in others if (docs_root / k).is_dir()]
-        if others:
-            site.excludes.globs["locales: another language"] = [
-                glob_regex(f"{k}/**") for k in others
-            ]
-            site.other_trees = tuple(f"/{k.lower()}/" for k in others)
-            site.notes.append(f"locales {others}: read the root locale only")
+        _other_locales(site, text)
         return site
     return None
 
