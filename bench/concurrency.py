@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.conftest import SCHEMA, make_nodes  # noqa: E402
-from tests.test_concurrency import run_concurrency, split_race  # noqa: E402
+from tests.test_concurrency import run_concurrency  # noqa: E402
 
 from cogitave import Collection  # noqa: E402
 
@@ -58,8 +58,7 @@ def main() -> None:
                 idle_seconds=2.0,
             )
             s = run.summary()
-            race, other = split_race(run.errors)
-            rows.append((n_threads, s, len(race), other, run.mismatches, time.perf_counter() - t))
+            rows.append((n_threads, s, run.errors, run.mismatches, time.perf_counter() - t))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     print()
@@ -71,22 +70,20 @@ def main() -> None:
     print()
     print(
         "| reader threads (+1 pinned, +1 process) | publishes | publish ms | searches "
-        "| during publish | errors | race errors | mixed-root | idle p50 ms | p50 ms | p99 ms "
+        "| during publish | errors | mixed-root | idle p50 ms | p50 ms | p99 ms "
         "| during-publish p99 ms | during-publish max ms | max open ms |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for n, s, race, other, mism, _ in rows:
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, s, errors, mism, _ in rows:
         print(
             f"| {n} | {s['publishes']} | {s['publish_ms_mean']:.0f} | {s['searches']} "
-            f"| {s['during_publish']} | {len(other)} | {race} | {len(mism)} "
+            f"| {s['during_publish']} | {len(errors)} | {len(mism)} "
             f"| {s['idle_p50_ms']:.2f} | {s['p50_ms']:.2f} | {s['p99_ms']:.1f} "
             f"| {s['during_p99_ms']:.1f} | {s['during_max_ms']:.1f} | {s['open_max_ms']:.1f} |"
         )
     print()
-    print("'race errors': readers whose open of a new root failed because the writer's")
-    print("retention deleted their half-made snapshot directory (a known bug, reported).")
-    for n, _, _, other, mism, _ in rows:
-        for e in (other + mism)[:5]:
+    for n, _, errors, mism, _ in rows:
+        for e in (errors + mism)[:5]:
             print(f"- {n} threads: {e[:300]}")
     if any(other or mism for _, _, _, other, mism, _ in rows):
         sys.exit(1)

@@ -1,15 +1,21 @@
-"""Content roots: hashing, HEAD, retention, the writer lock, corruption detection."""
+"""Content roots: hashing, HEAD, retention, readers' holds, the writer lock, corruption
+detection."""
 
 from __future__ import annotations
 
+import gc
 import json
+import os
+import signal
+import subprocess
+import sys
 
 import pytest
 
 from cogitave import Collection
 from cogitave.errors import ConflictError, CorruptionError, NotFoundError
 from cogitave.store.roots import RootStore, sha256_bytes
-from tests.conftest import SCHEMA, make_nodes
+from tests.conftest import SCHEMA, WORDS, make_nodes
 
 
 def test_root_id_is_hash_of_manifest(collection):
@@ -78,3 +84,78 @@ def test_open_missing_collection(tmp_path):
 def test_create_twice_conflicts(collection):
     with pytest.raises(ConflictError):
         Collection.create(collection.store.path, SCHEMA)
+
+
+def _publish_past(writer: Collection, n: int, start: int = 100) -> None:
+    """``n`` publishes with retention 1, each adding one node."""
+    for node in make_nodes(start + n)[start:]:
+        writer.add([node])
+        writer.publish(retention=1)
+
+
+def test_an_open_reader_holds_its_root_against_retention(tmp_path):
+    col = Collection.create(tmp_path / "c", SCHEMA, encoder=None)
+    col.add(make_nodes(20))
+    old = col.publish()
+    del col  # it held its root too
+    reader = Collection.open(tmp_path / "c")  # nothing read yet: every index opens lazily
+    _publish_past(Collection.open(tmp_path / "c"), 3)
+    store = RootStore(tmp_path / "c")
+    assert store.head() != old
+    assert old in {r.id for r in store.list_roots()}  # past the count, held by the reader
+    res = reader.search(WORDS[0], mode="bm25", limit=5)
+    assert res.root == old and res.uids
+    assert len(reader) == 20
+    del reader, res
+    gc.collect()
+    _publish_past(Collection.open(tmp_path / "c"), 1, start=200)
+    assert old not in {r.id for r in store.list_roots()}  # released: the next publish retires it
+    assert not [p for p in store.readers.iterdir() if p.name.startswith(old)]
+
+
+def test_a_writer_does_not_hold_the_roots_it_retires(tmp_path):
+    col = Collection.create(tmp_path / "c", SCHEMA, encoder=None)
+    col.add(make_nodes(5))
+    col.publish(retention=1)
+    col.search(WORDS[0], mode="bm25")  # an engine on that root, cached by the collection
+    _publish_past(col, 2)
+    assert [r.id for r in col.roots()] == [col.root]
+
+
+def test_a_killed_readers_hold_is_cleared(tmp_path):
+    col = Collection.create(tmp_path / "c", SCHEMA, encoder=None)
+    col.add(make_nodes(5))
+    old = col.publish()
+    code = (
+        "import sys, time\n"
+        "from cogitave import Collection\n"
+        "c = Collection.open(sys.argv[1])\n"
+        "print(c.root, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    store = RootStore(tmp_path / "c")
+    args = [sys.executable, "-c", code, str(tmp_path / "c")]
+    with subprocess.Popen(args, stdout=subprocess.PIPE, text=True) as proc:
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == old
+            _publish_past(col, 2)
+            assert old in {r.id for r in store.list_roots()}  # another process holds it
+        finally:
+            os.kill(proc.pid, signal.SIGKILL)
+    _publish_past(col, 1, start=200)
+    assert old not in {r.id for r in store.list_roots()}  # the kernel dropped the dead lock
+    assert not [p for p in store.readers.iterdir() if p.name.startswith(old)]
+
+
+def test_no_hold_where_readers_cannot_write(tmp_path):
+    col = Collection.create(tmp_path / "c", SCHEMA, encoder=None)
+    col.add(make_nodes(5))
+    col.publish()
+    del col
+    gc.collect()
+    store = RootStore(tmp_path / "c")
+    store.readers.rmdir()  # empty: the only reader is gone
+    store.readers.write_text("not a folder")  # as a read-only mount refuses the folder
+    assert store.pin(store.head()) is None
+    assert Collection.open(tmp_path / "c").search(WORDS[0], mode="bm25").uids  # reads still work
+    assert store.held() == set()

@@ -6,6 +6,7 @@ Layout of a collection directory::
     roots/<id>.json       manifest; <id> is the SHA-256 of the file's bytes
     objects/<sha256>      immutable blobs (segment files), named by the hash of their bytes
     snapshots/<id>/       a root's lexical index, materialised as hard links into objects/
+    readers/<id>.<token>  one per open reader of root <id>, held with a shared flock
     LOCK                  held (flock) by the single writer
     tmp/                  writer scratch space; anything here is garbage after a crash
 
@@ -13,7 +14,15 @@ Publishing writes every new object first, then the manifest, then moves HEAD wit
 write-temp / fsync / rename / fsync-directory. A publish that dies at any point leaves HEAD on
 the previous root, whole and readable; the orphans it may leave in ``objects/`` and ``tmp/``
 are collected by the next publish. Readers pin a root id: nothing a root names is ever
-rewritten, and retention only deletes roots that are neither HEAD nor among the newest kept.
+rewritten, and retention only deletes roots that are neither HEAD, nor among the newest kept,
+nor held by a reader (:meth:`RootStore.pin`).
+
+A reader's hold is a file in ``readers/`` locked with a shared ``flock`` for as long as the
+reader has the root open. Retention tries each such file with an exclusive, non-blocking lock:
+refused, a reader (in any process on this machine) still has the root; granted, the reader is
+gone (closed, or killed: the kernel drops a dead process's locks) and the file is removed. A
+directory the reader cannot write (a read-only mount) gives no hold, and such a reader is back
+to the newest-kept rule.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ from cogitave.errors import ConflictError, CorruptionError, NotFoundError
 from cogitave.store.manifest import FORMAT_VERSION, Manifest
 
 DEFAULT_RETENTION = 8
+_PIN_SUFFIX = ".pin"
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -72,6 +82,20 @@ def is_root_id(s: str) -> bool:
     return len(s) == 64 and set(s) <= _HEX
 
 
+class Pin:
+    """A reader's hold on one root (see the module doc); :meth:`release` ends it, once."""
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path, self._fd = path, fd
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                self.path.unlink(missing_ok=True)
+            os.close(fd)
+
+
 @dataclass(frozen=True)
 class RootInfo:
     """One retained root, as ``cogitave roots`` lists it."""
@@ -93,6 +117,7 @@ class RootStore:
         self.objects = self.path / "objects"
         self.roots = self.path / "roots"
         self.snapshots = self.path / "snapshots"
+        self.readers = self.path / "readers"
         self.tmp = self.path / "tmp"
 
     # -- layout -----------------------------------------------------------------------------
@@ -257,13 +282,61 @@ class RootStore:
         finally:
             os.close(fd)
 
+    # -- readers' holds ----------------------------------------------------------------------
+    def pin(self, rid: str) -> Pin | None:
+        """Hold root ``rid`` against retention until the pin is released (None when this
+        directory cannot be written: no hold, see the module doc)."""
+        for _ in range(3):
+            path = self.readers / f"{rid}.{uuid.uuid4().hex}{_PIN_SUFFIX}"
+            try:
+                self.readers.mkdir(exist_ok=True)
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o644)
+            except OSError:
+                return None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH)
+                # Retention may have taken the file for a dead reader's between our create
+                # and our lock: the hold counts only if the name still leads to our file.
+                if os.fstat(fd).st_ino == os.stat(path).st_ino:
+                    return Pin(path, fd)
+            except OSError:
+                pass
+            os.close(fd)
+        return None
+
+    def held(self) -> set[str]:
+        """Root ids some live reader holds; the files of gone readers are removed."""
+        out: set[str] = set()
+        try:
+            entries = list(self.readers.iterdir())
+        except OSError:
+            return out
+        for p in entries:
+            rid = p.name.split(".", 1)[0]
+            if not (p.name.endswith(_PIN_SUFFIX) and is_root_id(rid)) or rid in out:
+                continue
+            try:
+                fd = os.open(p, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                out.add(rid)  # refused: a reader holds it
+            else:
+                p.unlink(missing_ok=True)
+            finally:
+                os.close(fd)
+        return out
+
     # -- retention --------------------------------------------------------------------------
     def retain(self, keep: int = DEFAULT_RETENTION, pinned: tuple[str, ...] = ()) -> list[str]:
-        """Delete roots past the newest ``keep`` (never HEAD or ``pinned``), then every object
-        and snapshot no retained root names. Returns the deleted root ids."""
+        """Delete roots past the newest ``keep`` (never HEAD, ``pinned``, or a root an open
+        reader holds), then every object and snapshot no retained root names. Returns the
+        deleted root ids."""
         roots = self.list_roots()
         head = self.head()
-        kept = {r.id for r in roots[:keep]} | {head, *pinned}
+        kept = {r.id for r in roots[:keep]} | {head, *pinned} | self.held()
         dropped = [r.id for r in roots if r.id not in kept]
         for rid in dropped:
             (self.roots / f"{rid}.json").unlink(missing_ok=True)

@@ -2,7 +2,8 @@
 
 root id -> manifest, schema, statistics, lexical reader, node table, forward term index,
 vector and graph segments. Nothing here changes after open: a writer publishing a new root
-never touches the files of this one. It implements the read port
+never touches the files of this one, and retention leaves them alone while the snapshot lives
+(it holds its root, :meth:`RootStore.pin`, until it is garbage). It implements the read port
 (:class:`~cogitave.store.port.ReadPort`): the engine asks it by dimension and kind, and only
 this module knows which tantivy field or array answers.
 """
@@ -10,6 +11,7 @@ this module knows which tantivy field or array answers.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -40,9 +42,25 @@ class Snapshot:
     @classmethod
     def open(cls, store: RootStore, root: str | None = None) -> Snapshot:
         rid = root or store.head()
-        manifest = store.read_root(rid)
-        store.check_objects(manifest)
-        return cls(store, rid, manifest)
+        pin = store.pin(rid)  # before reading: retention now keeps what the manifest names
+        try:
+            manifest = store.read_root(rid)
+            store.check_objects(manifest)
+        except BaseException:
+            if pin is not None:
+                pin.release()
+            raise
+        snap = cls(store, rid, manifest)
+        if pin is not None:
+            snap._hold = weakref.finalize(snap, pin.release)
+        return snap
+
+    def release_hold(self) -> None:
+        """End this snapshot's hold on its root now rather than when it is garbage (a writer
+        about to publish past it); reading on is safe only while retention keeps the root."""
+        hold = getattr(self, "_hold", None)
+        if hold is not None:
+            hold()
 
     @cached_property
     def schema(self) -> Schema:
