@@ -10,7 +10,8 @@ publish; "open" is a reader moving to a new HEAD (open + first search).
     .venv/bin/python bench/concurrency.py [--threads 1,8] [--seconds 20] [--nodes 5000]
         [--batch 200] [--retention 100000]
 
-Prints a markdown table; writes nothing outside a temporary directory.
+Prints a markdown table (``--write`` appends it to bench/RESULTS.md with the machine); the
+collection lives in a temporary directory.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _machine import append_results, machine_line  # noqa: E402
 from tests.conftest import SCHEMA, make_nodes  # noqa: E402
 from tests.test_concurrency import run_concurrency  # noqa: E402
 
@@ -38,6 +40,7 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--batch", type=int, default=200, help="nodes added per publish")
     ap.add_argument("--retention", type=int, default=100_000, help="roots the writer keeps")
+    ap.add_argument("--write", action="store_true", help="append the table to bench/RESULTS.md")
     args = ap.parse_args()
     rows = []
     for n_threads in (int(x) for x in args.threads.split(",")):
@@ -61,31 +64,36 @@ def main() -> None:
             rows.append((n_threads, s, run.errors, run.mismatches, time.perf_counter() - t))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-    print()
-    print(
-        f"## Concurrency: readers during publishes ({args.nodes} nodes, BM25 only, "
+    out = [
+        f"\n## Concurrency: readers during publishes ({args.nodes} nodes, BM25 only, "
         f"{args.batch} adds per publish, {args.seconds:.0f} s of publishing, "
-        f"retention {args.retention})"
-    )
-    print()
-    print(
+        f"retention {args.retention}) ({time.strftime('%Y-%m-%d')})\n",
+        machine_line(),
+        "",
+        f"`.venv/bin/python bench/concurrency.py --retention {args.retention} --write`. "
+        "Errors: failed searches; mixed-root: answers that differ from a fresh reader's on "
+        "the root they name.",
+        "",
         "| reader threads (+1 pinned, +1 process) | publishes | publish ms | searches "
         "| during publish | errors | mixed-root | idle p50 ms | p50 ms | p99 ms "
-        "| during-publish p99 ms | during-publish max ms | max open ms |"
-    )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        "| during-publish p99 ms | during-publish max ms | max open ms |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for n, s, errors, mism, _ in rows:
-        print(
+        out.append(
             f"| {n} | {s['publishes']} | {s['publish_ms_mean']:.0f} | {s['searches']} "
             f"| {s['during_publish']} | {len(errors)} | {len(mism)} "
             f"| {s['idle_p50_ms']:.2f} | {s['p50_ms']:.2f} | {s['p99_ms']:.1f} "
             f"| {s['during_p99_ms']:.1f} | {s['during_max_ms']:.1f} | {s['open_max_ms']:.1f} |"
         )
-    print()
+    out.append("")
     for n, _, errors, mism, _ in rows:
-        for e in (errors + mism)[:5]:
-            print(f"- {n} threads: {e[:300]}")
-    if any(other or mism for _, _, _, other, mism, _ in rows):
+        out += [f"- {n} threads: {e[:300]}" for e in (errors + mism)[:5]]
+    text = "\n".join(out) + "\n"
+    print(text)
+    if args.write:
+        append_results(text)
+    if any(errors or mism for _, _, errors, mism, _ in rows):
         sys.exit(1)
 
 
