@@ -115,17 +115,18 @@ class Collection:
                 self._snapshots = {rid: snap, **dict(list(self._snapshots.items())[:3])}
             return snap
 
-    def _forget_old_roots(self) -> None:
+    def _forget_old_roots(self, retention: int) -> None:
         """Before this collection writes: drop the cached snapshots and engines of other roots
         (each holds its root against retention while it lives; a request still running on one
-        keeps its own reference, and so its root), and end the current snapshot's hold, so a
-        writer's own reads never keep what its publish retires. The current root stays HEAD's
-        parent, which any retention above 1 keeps."""
+        keeps its own reference, and so its root), so a writer's own reads never keep what its
+        publish retires. The current root becomes HEAD's parent, which a retention of 2 or
+        more keeps anyway; with 1, its hold ends here too."""
         with self._lock:
             cur = self.snapshot.root
             self._snapshots = {cur: self.snapshot}
             self._engines = {r: e for r, e in self._engines.items() if r == cur}
-            self.snapshot.release_hold()
+            if retention < 2:
+                self.snapshot.release_hold()
 
     @property
     def root(self) -> str:
@@ -158,7 +159,7 @@ class Collection:
         self, *, progress: Progress | None = None, retention: int = DEFAULT_RETENTION
     ) -> str:
         """Write the staged changes as a new root on top of HEAD; returns the root id."""
-        self._forget_old_roots()
+        self._forget_old_roots(retention)
         rid = publish(
             self.store,
             list(self._pending_adds.values()),
@@ -174,7 +175,7 @@ class Collection:
     def configure(self, settings: Settings, *, retention: int = DEFAULT_RETENTION) -> str:
         """Make ``settings`` the collection's (ranking, fusion, docs options) in a new root on
         top of HEAD; nothing is re-indexed. Returns the root id (HEAD's when unchanged)."""
-        self._forget_old_roots()
+        self._forget_old_roots(retention)
         rid = configure(self.store, settings, retention)
         self.snapshot = self._snapshot(rid)
         return rid
@@ -191,7 +192,7 @@ class Collection:
         """Make the nodes recorded for ``source`` equal to ``nodes``: new uids added, changed
         ones replaced, missing ones deleted (kept with ``add_only``), other sources untouched.
         Staged changes are not included. Nothing changed: no new root (``root`` is None)."""
-        self._forget_old_roots()
+        self._forget_old_roots(retention)
         res = sync_source(
             self.store,
             SourceUpdate(source, list(nodes), add_only),
@@ -228,7 +229,7 @@ class Collection:
         (fewer segments, faster dense search; nodes and indexes are otherwise unchanged).
         Staged changes are not included: they stay staged for :meth:`publish`. Returns the
         root id."""
-        self._forget_old_roots()
+        self._forget_old_roots(retention)
         rid = publish(self.store, [], [], progress=progress, retention=retention, compact=True)
         self.snapshot = self._snapshot(rid)
         return rid

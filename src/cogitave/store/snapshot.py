@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -38,6 +38,7 @@ class Snapshot:
     store: RootStore
     root: str
     manifest: Manifest
+    _hold: weakref.finalize | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def open(cls, store: RootStore, root: str | None = None) -> Snapshot:
@@ -58,9 +59,8 @@ class Snapshot:
     def release_hold(self) -> None:
         """End this snapshot's hold on its root now rather than when it is garbage (a writer
         about to publish past it); reading on is safe only while retention keeps the root."""
-        hold = getattr(self, "_hold", None)
-        if hold is not None:
-            hold()
+        if self._hold is not None:
+            self._hold()
 
     @cached_property
     def schema(self) -> Schema:
