@@ -249,6 +249,8 @@ def test_roots_health_openapi(client: TestClient, col: Collection) -> None:
     roots = client.get("/roots").json()
     assert roots["current"] == col.root
     assert any(r["head"] and r["id"] == col.root for r in roots["roots"])
+    # the server reads its current root, so it holds it
+    assert any(r["held"] and r["id"] == col.root for r in roots["roots"])
     assert client.get("/health").json() == {"status": "ok"}
     spec = client.get("/openapi.json").json()
     assert {"/search", "/nodes/{uid}", "/nodes/{uid}/related", "/learning-path", "/xref"} <= set(

@@ -107,6 +107,8 @@ class RootInfo:
     edges: int
     segments: int
     head: bool
+    held: bool = False
+    """An open reader holds it (kept past the retention count until the reader closes it)."""
 
 
 class RootStore:
@@ -235,6 +237,7 @@ class RootStore:
     def list_roots(self) -> list[RootInfo]:
         """Retained roots, newest first."""
         head = self.head() if self.exists() else None
+        holds = self.held(clean=False)
         out = []
         for p in self.roots.glob("*.json"):
             rid = p.stem
@@ -251,6 +254,7 @@ class RootStore:
                     edges=m.edge_count or 0,
                     segments=len(m.segments),
                     head=rid == head,
+                    held=rid in holds,
                 )
             )
         # Newest first along HEAD's parent chain (timestamps can tie within a millisecond),
@@ -304,8 +308,9 @@ class RootStore:
             os.close(fd)
         return None
 
-    def held(self) -> set[str]:
-        """Root ids some live reader holds; the files of gone readers are removed."""
+    def held(self, *, clean: bool = True) -> set[str]:
+        """Root ids some live reader holds; the files of gone readers are removed (with
+        ``clean``; a listing leaves them to the next publish)."""
         out: set[str] = set()
         try:
             entries = list(self.readers.iterdir())
@@ -324,7 +329,9 @@ class RootStore:
             except OSError:
                 out.add(rid)  # refused: a reader holds it
             else:
-                p.unlink(missing_ok=True)
+                if clean:
+                    with contextlib.suppress(OSError):
+                        p.unlink(missing_ok=True)
             finally:
                 os.close(fd)
         return out

@@ -637,7 +637,7 @@ def roots(collection: CollectionOpt) -> None:
             str(r.nodes),
             str(r.segments),
             (r.parent or "-")[:12],
-            "HEAD" if r.head else "",
+            " ".join(x for x, on in (("HEAD", r.head), ("held by a reader", r.held)) if on),
         )
     out.print(t)
 

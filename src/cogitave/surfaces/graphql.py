@@ -273,6 +273,9 @@ class Root:
     edges: int
     segments: int
     head: bool
+    held: bool = strawberry.field(
+        default=False, description="An open reader holds it past the retention count."
+    )
 
 
 @strawberry.type
