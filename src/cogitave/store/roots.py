@@ -234,10 +234,10 @@ class RootStore:
             raise CorruptionError(f"checksum mismatch in manifest {p}", details={"file": str(p)})
         return Manifest.from_json(data, source=str(p))
 
-    def list_roots(self) -> list[RootInfo]:
-        """Retained roots, newest first."""
+    def list_roots(self, *, clean: bool = False) -> list[RootInfo]:
+        """Retained roots, newest first (``clean``: see :meth:`held`)."""
         head = self.head() if self.exists() else None
-        holds = self.held(clean=False)
+        holds = self.held(clean=clean)
         out = []
         for p in self.roots.glob("*.json"):
             rid = p.stem
@@ -341,9 +341,9 @@ class RootStore:
         """Delete roots past the newest ``keep`` (never HEAD, ``pinned``, or a root an open
         reader holds), then every object and snapshot no retained root names. Returns the
         deleted root ids."""
-        roots = self.list_roots()
+        roots = self.list_roots(clean=True)
         head = self.head()
-        kept = {r.id for r in roots[:keep]} | {head, *pinned} | self.held()
+        kept = {r.id for r in roots[:keep]} | {head, *pinned} | {r.id for r in roots if r.held}
         dropped = [r.id for r in roots if r.id not in kept]
         for rid in dropped:
             (self.roots / f"{rid}.json").unlink(missing_ok=True)
