@@ -45,6 +45,22 @@ def test_bm25_equals_one_collection(one, views, scifact_slice, n) -> None:
                 assert a_uids[i] == b_uids[i], (q, i)
 
 
+@pytest.mark.parametrize("n", [2, 4])
+def test_weighted_bm25_equals_one_collection(one, views, n) -> None:
+    """The planner's anchor weights (function words at a share) score alike on shards."""
+    snap, view = one.snapshot, views[n]
+    stems = analysis.stems("what is the effect of vitamin d on the bones")
+    weights = {s: 0.25 for s in analysis.stems("what is the of on")}
+    a_ids, a_sc = snap.bm25(WHOLE, stems, 50, weights=weights)
+    b_ids, b_sc = view.bm25(WHOLE, stems, 50, weights=weights)
+    np.testing.assert_allclose(b_sc, a_sc, rtol=2e-6)
+    assert not np.allclose(a_sc, snap.bm25(WHOLE, stems, 50)[1], rtol=1e-3)
+    above = a_sc > a_sc[9] * (1 + 1e-5)
+    assert {snap.uid_of(int(i)) for i in a_ids[above]} == {
+        view.uid_of(int(i)) for i in b_ids[: int(above.sum())]
+    }
+
+
 def test_bm25_per_dimension(one, views) -> None:
     snap, view = one.snapshot, views[4]
     stems = analysis.stems("cancer cells")

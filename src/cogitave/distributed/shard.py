@@ -8,7 +8,7 @@ the same object works in both places. Ids here are the shard's own nids; the vie
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -144,10 +144,15 @@ class ShardServer:
         return [int(lex.searcher.doc_freq(field, t)) for t in terms]
 
     def bm25_local(
-        self, scope: str, stems: Sequence[str], depth: int, filters: Filters | None = None
+        self,
+        scope: str,
+        stems: Sequence[str],
+        depth: int,
+        filters: Filters | None = None,
+        weights: Mapping[str, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The shard's own BM25 (its local statistics), as one collection would answer."""
-        return self.snap.bm25(scope, stems, depth, filters)
+        return self.snap.bm25(scope, stems, depth, filters, weights)
 
     def bm25(
         self,
@@ -156,11 +161,14 @@ class ShardServer:
         depth: int,
         filters: Filters | None,
         glob: GlobalTerms,
+        weights: Mapping[str, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """This shard's exact top ``depth`` by BM25 with the corpus-wide statistics ``glob``:
-        (nids, float32 scores), best first, ties by nid."""
+        """This shard's exact top ``depth`` by BM25 with the corpus-wide statistics ``glob``
+        (a stem in ``weights`` scoring that multiple of its BM25): (nids, float32 scores),
+        best first, ties by nid."""
         empty = np.zeros(0, np.uint64), np.zeros(0, np.float32)
         terms = list(dict.fromkeys(stems))
+        weight = dict(weights or {})
         local = self.field_stats(scope)
         if depth <= 0 or not terms or not local.tokens:
             return empty
@@ -171,7 +179,7 @@ class ShardServer:
         for t in terms:
             if not ldf[t]:
                 continue
-            boost = float(glob.idf(t) / idf(ldf[t], local.docs))
+            boost = float(weight.get(t, 1.0) * glob.idf(t) / idf(ldf[t], local.docs))
             q = tantivy.Query.term_query(lex.tschema, field, t)
             clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, boost)))
         if not clauses:
@@ -190,7 +198,7 @@ class ShardServer:
             scores = np.zeros(len(hits), np.float32)
             for i, t in enumerate(terms):
                 has = tf[i] > 0
-                scores[has] += term_score(idfs[t], tf[i][has], dl[has], gavg)
+                scores[has] += weight.get(t, 1.0) * term_score(idfs[t], tf[i][has], dl[has], gavg)
             order = np.lexsort((nids, -scores))
             nids, scores = nids[order], scores[order]
             if len(hits) < k:  # every match is scored: exact

@@ -24,7 +24,7 @@ which shards were missing, for the caller to flag the response ``partial``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
@@ -261,7 +261,12 @@ class ShardedView:
         return got
 
     def bm25(
-        self, scope: str, stems: Sequence[str], depth: int, filters: Filters | None = None
+        self,
+        scope: str,
+        stems: Sequence[str],
+        depth: int,
+        filters: Filters | None = None,
+        weights: Mapping[str, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         terms = list(dict.fromkeys(stems))
         if not terms or depth <= 0:
@@ -270,7 +275,9 @@ class ShardedView:
         dfs = self._scatter("doc_freqs", scope, terms)
         df = {t: sum(int(v[k]) for v in dfs.values()) for k, t in enumerate(terms)}
         glob = GlobalTerms(field, df)
-        parts = self._scatter("bm25", scope, terms, depth, dict(filters or {}), glob)
+        parts = self._scatter(
+            "bm25", scope, terms, depth, dict(filters or {}), glob, dict(weights or {})
+        )
         return self._merge(parts, depth)
 
     def dense(self, dim: str, q: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:

@@ -198,15 +198,21 @@ class LexicalReader:
         *,
         require_all: bool = False,
         filters: Mapping[str, Sequence[str]] | None = None,
+        weights: Mapping[str, float] | None = None,
     ) -> tantivy.Query:
         """A BM25 query over ``field`` for analysed ``terms`` (OR, or AND if ``require_all``),
-        restricted by exact ``filters`` (dimension -> allowed casefolded values)."""
+        restricted by exact ``filters`` (dimension -> allowed casefolded values); a term in
+        ``weights`` scores that multiple of its BM25 (the others 1)."""
         occur = tantivy.Occur.Must if require_all else tantivy.Occur.Should
         ts = self.tschema
-        terms_q = tantivy.Query.boolean_query(
-            [(occur, tantivy.Query.term_query(ts, field, t)) for t in dict.fromkeys(terms)]
-        )
-        return with_filters(ts, terms_q, filters)
+        weights = weights or {}
+        clauses = []
+        for t in dict.fromkeys(terms):
+            q = tantivy.Query.term_query(ts, field, t)
+            if (w := weights.get(t, 1.0)) != 1.0:
+                q = tantivy.Query.boost_query(q, w)
+            clauses.append((occur, q))
+        return with_filters(ts, tantivy.Query.boolean_query(clauses), filters)
 
     def search(self, query: tantivy.Query, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """Top ``limit`` hits as (nids uint64, scores float32), best first."""

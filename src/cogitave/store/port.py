@@ -60,10 +60,16 @@ class ReadPort(Protocol):
         ...
 
     def bm25(
-        self, scope: str, stems: Sequence[str], depth: int, filters: Filters | None = None
+        self,
+        scope: str,
+        stems: Sequence[str],
+        depth: int,
+        filters: Filters | None = None,
+        weights: Mapping[str, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top ``depth`` live ids by BM25 of ``stems`` (OR) over ``scope``, restricted by exact
-        ``filters`` (dimension -> allowed values): (ids uint64, scores float32), best first."""
+        ``filters`` (dimension -> allowed values), a stem in ``weights`` scoring that multiple
+        of its BM25: (ids uint64, scores float32), best first."""
         ...
 
     def match(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -147,10 +147,16 @@ class Snapshot:
         return f"s_{dim}" if self.schema[dim].type == "semantic" else f"t_{dim}"
 
     def bm25(
-        self, scope: str, stems: Sequence[str], depth: int, filters: Filters | None = None
+        self,
+        scope: str,
+        stems: Sequence[str],
+        depth: int,
+        filters: Filters | None = None,
+        weights: Mapping[str, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         lex = self.lexical
-        return lex.search(lex.query(self._field(scope, "text"), stems, filters=filters), depth)
+        query = lex.query(self._field(scope, "text"), stems, filters=filters, weights=weights)
+        return lex.search(query, depth)
 
     def match(
         self, dim: str, kind: MatchKind, tokens: Sequence[str], among: np.ndarray
