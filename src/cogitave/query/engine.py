@@ -267,7 +267,9 @@ class Engine:
         filters = req.filters
         slots: list[Callable[[], LensResult]] = []
         if prism.whole_stems:
-            slots.append(partial(self._bm25_anchor, prism.whole_stems, depth, filters))
+            slots.append(
+                partial(self._bm25_anchor, prism.whole_stems, prism.anchor_weights, depth, filters)
+            )
         if self.has_dense:
             slots.append(dense_job(port, "dense", WHOLE, dense_q, "__whole__", depth))
         for p in prism.lensed:
@@ -329,15 +331,23 @@ class Engine:
                 lenses.append(exact_lens(port, f"exact:{p.dim}", p.dim, p.stems, among))
         return lenses, dense_q, embed_ms
 
-    def _bm25_anchor(self, stems: Sequence[str], depth: int, filters: Filters | None) -> LensResult:
-        """The whole-query BM25 lens, smoothed over like candidates when the collection has
-        vectors (:mod:`cogitave.query.smooth`); how is in the lens's ``info``."""
+    def _bm25_anchor(
+        self,
+        stems: Sequence[str],
+        weights: Mapping[str, float],
+        depth: int,
+        filters: Filters | None,
+    ) -> LensResult:
+        """The whole-query BM25 lens (``weights``: the Prism's function-word weights),
+        smoothed over like candidates when the collection has vectors
+        (:mod:`cogitave.query.smooth`); how is in the lens's ``info``."""
         sm = self.settings.smoothing
+        bm25 = partial(bm25_lens, self.port, "bm25", WHOLE, stems, term_weights=weights)
         if not (sm.enabled and sm.weight > 0 and self.has_dense):
-            lens = bm25_lens(self.port, "bm25", WHOLE, stems, depth, filters)
+            lens = bm25(depth, filters)
             reason = "off" if self.has_dense else "no vectors"
             return replace(lens, info={"smoothing": {"applied": False, "reason": reason}})
-        lens = bm25_lens(self.port, "bm25", WHOLE, stems, max(depth, sm.candidates), filters)
+        lens = bm25(max(depth, sm.candidates), filters)
         lens, info = smooth(self.port, lens, sm, depth)
         return replace(lens, info={**lens.info, "smoothing": info})
 

@@ -89,10 +89,12 @@ def bm25_lens(
     filters: Filters | None = None,
     *,
     weight: float = 1.0,
+    term_weights: Mapping[str, float] | None = None,
 ) -> LensResult:
-    """BM25 of ``stems`` over ``scope`` (a dimension, or the whole node)."""
+    """BM25 of ``stems`` over ``scope`` (a dimension, or the whole node); a stem in
+    ``term_weights`` scores that multiple of its BM25."""
     t0 = time.perf_counter()
-    nids, scores = port.bm25(scope, stems, depth, filters or None)
+    nids, scores = port.bm25(scope, stems, depth, filters or None, term_weights or None)
     return LensResult(name, "bm25", nids, scores, depth=depth, ms=ms_since(t0), weight=weight)
 
 

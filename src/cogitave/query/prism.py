@@ -13,7 +13,9 @@ Lenses of a planned query:
 - per routed exact dimension: a binary match of its terms against the dimension's enum tails;
 - anchors: whole-query BM25 (all semantic text, every routed term) and whole-query dense
   (the ``_all`` vectors). They keep the plan's recall when routing splits a query across
-  dimensions that describe one topic (title and abstract), and cost two lenses;
+  dimensions that describe one topic (title and abstract), and cost two lenses. In the BM25
+  anchor a function word scores ``anchor.function_word_weight`` of its BM25 when the query
+  has a content word (:func:`anchor_weights`);
 - extra whole-query dense channels, one per touched semantic dimension, each with RRF weight
   equal to the query's noise fraction (zero noise, zero channels: the spec's rule).
 
@@ -40,7 +42,7 @@ import numpy as np
 
 from cogitave.config import Settings
 from cogitave.expand import analysis
-from cogitave.expand.lexicon import Lexicon
+from cogitave.expand.lexicon import FUNCTION_WORDS, Lexicon
 from cogitave.query.rewrite import Rewritten, rewrite
 from cogitave.query.route import TermRoute, idf, route_term
 from cogitave.query.syntax import ParsedQuery, parse
@@ -113,6 +115,7 @@ class Prism:
     whole_text: str
     whole_stems: tuple[str, ...]
     anchor_depth: int
+    anchor_weights: dict[str, float]  # stems the BM25 anchor scores below 1
     dims: tuple[DimPlan, ...]
     routes: tuple[TermRoute, ...]
     rewritten: Rewritten
@@ -155,7 +158,12 @@ class Prism:
             "dimensions": [d.to_dict() for d in self.dims],
             "routes": [r.to_dict() for r in self.routes],
             "rewrites": self.rewritten.to_dict(),
-            "anchors": {"bm25": "all", "dense": WHOLE, "depth": self.anchor_depth},
+            "anchors": {
+                "bm25": "all",
+                "dense": WHOLE,
+                "depth": self.anchor_depth,
+                "weights": self.anchor_weights,
+            },
             "channels": [c.to_dict() for c in self.channels],
             "residual": self.residual_phrase or None,
             "negations": list(self.negations),
@@ -165,6 +173,18 @@ class Prism:
 
 
 Embed = Callable[[list[str]], np.ndarray]
+
+
+def anchor_weights(tokens: Sequence[str], weight: float) -> dict[str, float]:
+    """Stem -> weight in the whole-query BM25 anchor: the stems of the query's function words
+    at ``weight``, unless the query has no content word (then every stem counts fully) or a
+    content word shares the stem."""
+    content = {analysis.stem(t) for t in tokens if t not in FUNCTION_WORDS}
+    if weight == 1.0 or not content:
+        return {}
+    return {
+        s: weight for t in tokens if t in FUNCTION_WORDS and (s := analysis.stem(t)) not in content
+    }
 
 
 def routing_units(schema: Schema) -> list[str]:
@@ -274,11 +294,16 @@ def plan(
         and not parsed.negation_markers
     ):
         residual = rw.known_phrase
+    weights = anchor_weights(rw.tokens, settings.anchor.function_word_weight)
     return Prism(
         query=req.query,
         whole_text=" ".join(rw.display) if rw.changed else parsed.plain,
-        whole_stems=tuple(dict.fromkeys(analysis.stem(t) for t in rw.tokens)),
+        # a weight of 0 leaves the word out (a zero boost would still match on it alone)
+        whole_stems=tuple(
+            s for s in dict.fromkeys(analysis.stem(t) for t in rw.tokens) if weights.get(s) != 0
+        ),
         anchor_depth=max(need, BM25_BASE),
+        anchor_weights={s: w for s, w in weights.items() if w},
         dims=tuple(dim_plans),
         routes=tuple(routes),
         rewritten=rw,

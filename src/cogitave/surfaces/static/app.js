@@ -593,6 +593,12 @@ function prismDims(plan) {
     kv([
       ["anchors", `BM25 over ${anchors.bm25 ?? "all"} + dense over ${anchors.dense ?? "_all"}, depth ${anchors.depth ?? "—"}`],
       [
+        "weighed down in BM25",
+        Object.keys(anchors.weights || {}).length
+          ? Object.entries(anchors.weights).map(([s, w]) => `${s} (×${fmt(w, 2)})`).join(", ")
+          : "none",
+      ],
+      [
         "channels",
         channels.length
           ? channels.map((c) => `${c.dim} (weight ${fmt(c.weight, 3)})`).join(", ")
