@@ -63,6 +63,21 @@ def test_a_content_word_sharing_the_stem_keeps_it_whole() -> None:
     assert analysis.stem("will") not in anchor_weights(["will", "wills", "what"], 0.25)
 
 
+def test_a_function_word_the_user_marks_keeps_its_weight(col) -> None:
+    in_ = analysis.stem("in")
+
+    def weights(query: str) -> dict[str, float]:
+        return col.search(SearchRequest(query=query, limit=3)).diagnostics["plan"]["anchors"][
+            "weights"
+        ]
+
+    assert in_ in weights("cone in flow")
+    for q in ("cone +in flow", 'cone "in" flow'):
+        assert in_ not in weights(q), q
+    # a repeated word is emphatic, but repeating "of" in a long question marks nothing
+    assert analysis.stem("of") in weights("drag of a cone of revolution")
+
+
 def test_a_weighted_stem_scores_that_share_of_its_bm25(col) -> None:
     snap = col.snapshot
     full = snap.bm25(WHOLE, ["what"], 10)

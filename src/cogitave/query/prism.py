@@ -34,7 +34,7 @@ that cosine is at least ``routing.fallback_min_sim``, else to none (only the anc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,11 +175,13 @@ class Prism:
 Embed = Callable[[list[str]], np.ndarray]
 
 
-def anchor_weights(tokens: Sequence[str], weight: float) -> dict[str, float]:
+def anchor_weights(
+    tokens: Sequence[str], weight: float, marked: Collection[str] = ()
+) -> dict[str, float]:
     """Stem -> weight in the whole-query BM25 anchor: the stems of the query's function words
-    at ``weight``, unless the query has no content word (then every stem counts fully) or a
-    content word shares the stem."""
-    content = {analysis.stem(t) for t in tokens if t not in FUNCTION_WORDS}
+    at ``weight``, unless the query has no content word (then every stem counts fully), a
+    content word shares the stem, or the user ``marked`` the word (``+with``)."""
+    content = {analysis.stem(t) for t in tokens if t not in FUNCTION_WORDS or t in marked}
     if weight == 1.0 or not content:
         return {}
     return {
@@ -294,7 +296,8 @@ def plan(
         and not parsed.negation_markers
     ):
         residual = rw.known_phrase
-    weights = anchor_weights(rw.tokens, settings.anchor.function_word_weight)
+    marked = {t.text for t in positive if t.marked}
+    weights = anchor_weights(rw.tokens, settings.anchor.function_word_weight, marked)
     return Prism(
         query=req.query,
         whole_text=" ".join(rw.display) if rw.changed else parsed.plain,

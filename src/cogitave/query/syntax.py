@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cogitave.expand import analysis
 
@@ -42,6 +42,7 @@ class QueryTerm:
     emphatic: bool = False
     negated: bool = False
     excluded: bool = False
+    marked: bool = False  # the user marked this word alone: ``+with``, ``"with"``, ``dim:with``
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ def parse(query: str, dimensions: Collection[str]) -> ParsedQuery:
                     emphatic=emphatic,
                     negated=negate_next and i == 0 and not excluded,
                     excluded=excluded,
+                    marked=emphatic and len(toks) == 1,
                 )
             )
         negate_next = False
@@ -124,6 +126,6 @@ def parse(query: str, dimensions: Collection[str]) -> ParsedQuery:
             continue
         seen.add(t.text)
         if counts[t.text] > 1 and not t.emphatic:
-            t = QueryTerm(t.text, t.position, t.dim, True, t.negated, t.excluded)
+            t = replace(t, emphatic=True)
         out.append(t)
     return ParsedQuery(tuple(out), tuple(markers), " ".join(plain))
