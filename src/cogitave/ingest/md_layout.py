@@ -20,6 +20,8 @@ import pathspec
 import yaml
 
 from cogitave.errors import IngestError
+from cogitave.ingest.hugo_urls import HugoUrls, expand, hugo_config
+from cogitave.ingest.hugo_urls import Kind as HugoKind
 from cogitave.ingest.md_frontmatter import load_yaml
 from cogitave.ingest.md_parse import AnchorStyle
 
@@ -128,6 +130,7 @@ class Site:
     root_doc: str = "index"  # Sphinx's master document
     excludes: Excludes = field(default_factory=Excludes)  # files the config keeps out
     directory_urls: bool = True  # MkDocs `use_directory_urls` (false: `a/b.html`)
+    hugo: HugoUrls = field(default_factory=HugoUrls)  # Hugo `permalinks` and `uglyURLs`
     # VitePress `rewrites`; MkDocs i18n (`page.en.md` and `en/page.md` served as `page/`)
     rewrites: list[tuple[re.Pattern[str], str]] = field(default_factory=list)
 
@@ -280,43 +283,20 @@ def _find_mkdocs(path: Path, depth: int = 3) -> Path | None:
     return found[0] if found else None
 
 
-HUGO_CONFIGS = tuple(
-    f"{folder}{name}.{ext}"
-    for folder in ("", "config/_default/")
-    for name in ("hugo", "config")
-    for ext in ("toml", "yaml", "yml", "json")
-)
-
-
 def hugo_base_url(base: Path) -> str:
     """``baseURL`` from the site's Hugo config (hugo.toml/yaml/json, config.*), or ''."""
-    import json
-    import tomllib
-
-    for name in HUGO_CONFIGS:
-        file = base / name
-        if not file.is_file():
-            continue
-        try:
-            text = file.read_text(encoding="utf-8")
-            data = (
-                tomllib.loads(text) if name.endswith("toml")
-                else json.loads(text) if name.endswith("json")
-                else load_yaml(text)
-            )  # fmt: skip
-        except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
-            continue
-        if isinstance(data, Mapping):
-            url = data.get("baseURL") or data.get("baseurl")
-            if isinstance(url, str) and url.strip():
-                return url.strip()
-    return ""
+    url = hugo_config(base).get("baseurl")
+    return url.strip() if isinstance(url, str) else ""
 
 
 def _hugo(base: Path, content: Path) -> Site:
     site = Site("hugo", base, content, "github")
     # The content folder given directly: the config is in the site folder above it.
-    site.site_url = hugo_base_url(base) or (hugo_base_url(base.parent) if base == content else "")
+    config = hugo_config(base) or (hugo_config(base.parent) if base == content else {})
+    url = config.get("baseurl")
+    site.site_url = url.strip() if isinstance(url, str) else ""
+    site.hugo = HugoUrls.from_config(config)
+    site.notes.extend(site.hugo.notes)
     # Multilingual sites keep one content folder per language (content/en/...): URLs have no
     # language prefix, so read one language (English when present) as the root.
     if not any(p.suffix in MD_SUFFIXES for p in content.iterdir() if p.is_file()):
@@ -500,12 +480,42 @@ def page_url(shape: Shape, rel: str, front: Mapping[str, Any], site: Site | None
         url = front.get("url")
         if isinstance(url, str) and url.strip():
             return normalize_url(url if url.startswith("/") else "/" + url)
-        slug = front.get("slug")
-        if isinstance(slug, str) and slug.strip() and parts and not is_index(rel):
-            parts[-1] = slug.strip()
-        # Hugo lower-cases paths and turns spaces into '-' unless configured otherwise.
-        parts = [p.lower().replace(" ", "-") for p in parts]
+        return _hugo_url(stem, front, site)
     return normalize_url("/" + "/".join(parts))
+
+
+def _hugo_url(stem: str, front: Mapping[str, Any], site: Site | None) -> str:
+    """A Hugo page's URL: its path, the front matter ``slug`` in place of a page's last
+    segment, or the site's ``permalinks``; ``uglyURLs`` (:mod:`~cogitave.ingest.hugo_urls`)."""
+    urls = site.hugo if site is not None else HugoUrls()
+    parts = stem.split("/")
+    kind: HugoKind = "section" if parts[-1] == "_index" else "page"
+    if parts[-1] in INDEX_STEMS:  # `_index.md` (a section), `index.md` (a leaf bundle)
+        parts = parts[:-1]
+    if not parts:
+        return "/"
+    sections = parts if kind == "section" else parts[:-1]
+    top = sections[0] if sections else ""
+    slug = front.get("slug")
+    pattern = urls.pattern("/" + "/".join(parts).lower(), top, kind)
+    if pattern is not None:
+        path = expand(
+            pattern,
+            sections=sections,
+            front=front,
+            basename=parts[-1],
+            title=humanize(stem),
+            section_titles=site.group_titles if site is not None else None,
+        )
+    else:
+        if kind == "page" and isinstance(slug, str) and slug.strip():
+            parts[-1] = slug.strip()
+        path = "/".join(parts)
+    # Hugo lower-cases paths and turns spaces into '-' unless configured otherwise.
+    path = "/" + path.lower().replace(" ", "-").strip("/")
+    if path != "/" and urls.is_ugly(top):
+        return posixpath.normpath(path) + ".html"
+    return normalize_url(path)
 
 
 _PARAM = re.compile(r":([A-Za-z_]\w*)([*+?]?)")
