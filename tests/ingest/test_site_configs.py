@@ -112,6 +112,22 @@ def test_docusaurus_config_in_the_folder_and_defaults(tmp_path: Path) -> None:
     assert [p.name for p in site.files()] == ["a.md"]  # `_` files are partials
 
 
+def test_docusaurus_trailing_slash(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "docusaurus.config.js",
+        "module.exports = {\n  url: 'https://x.dev',\n  trailingSlash: true,\n};\n",
+    )
+    write(tmp_path, "docs/a.md", "# A\n\nSee [b](/docs/guides/b/).\n")
+    write(tmp_path, "docs/guides/b.md", "# B\n")
+    nodes = by_uid(read_markdown(tmp_path))
+    assert nodes["a"].meta["url"] == "https://x.dev/docs/a/"
+    assert nodes["guides/b"].meta["url"] == "https://x.dev/docs/guides/b/"
+    assert edges_of(nodes["a"], "xref") == ["guides/b"]
+    write(tmp_path, "docusaurus.config.js", "module.exports = { trailingSlash: false };\n")
+    assert by_uid(read_markdown(tmp_path))["a"].meta["url"] == "/docs/a"
+
+
 def test_page_urls_of_each_generator() -> None:
     docusaurus = Site("docusaurus", Path("."), Path("."), "github", route_base="/docs")
     assert page_url("docusaurus", "guides/guides.md", {}, docusaurus) == "/docs/guides"

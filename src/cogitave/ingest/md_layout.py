@@ -123,7 +123,8 @@ class Site:
     suffixes: tuple[str, ...] = MD_SUFFIXES  # the page files this site is made of
     route_base: str = ""  # URL path the docs are served under (Docusaurus `/docs`)
     clean_urls: bool = False  # VitePress `cleanUrls`
-    trailing_slash: bool = True  # Astro `trailingSlash: 'never'` sets False
+    # `trailingSlash`; None: the generator's default (Astro: with, Docusaurus: without)
+    trailing_slash: bool | None = None
     _files: list[Path] | None = field(default=None, repr=False, compare=False)
     order_key: str = ""  # front-matter key ordering pages in a folder (reading order)
     group_titles: dict[str, str] = field(default_factory=dict)  # folder -> title
@@ -577,9 +578,12 @@ def _app_url(shape: Shape, stem: str, front: Mapping[str, Any], site: Site | Non
         slug = front.get("slug")
         path = slug.strip().strip("/") if isinstance(slug, str) and slug.strip() else path
         path = "/".join(p.lower().replace(" ", "-") for p in path.split("/"))
-        slash = site is None or site.trailing_slash
+        slash = site is None or site.trailing_slash is not False
         return (f"{base}/{path}" + ("/" if slash else "")).replace("//", "/") or "/"
-    return f"{base}/{path}".rstrip("/") or "/"
+    url = f"{base}/{path}".rstrip("/")
+    if shape == "docusaurus" and site is not None and site.trailing_slash is True:
+        return url + "/"
+    return url or "/"
 
 
 def normalize_url(path: str) -> str:

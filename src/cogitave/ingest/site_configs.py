@@ -188,6 +188,8 @@ def detect_docusaurus(path: Path) -> Site | None:
         site.site_url = url.rstrip("/") + "/" + base_url.strip("/") if url else ""
         # Links written in pages and URLs here are below baseUrl, which site_url carries.
         site.route_base = "/" + route.strip("/") if route.strip("/") else ""
+        # `trailingSlash: true` serves every page at `.../page/`; unset or false, `.../page`.
+        site.trailing_slash = bool(re.search(r"(?m)(?:^|[{,\s])trailingSlash\s*:\s*true\b", text))
         site.suffixes = (".md", ".mdx")
         site.order_key = "sidebar_position"
         site.group_titles = _category_labels(docs_root)
