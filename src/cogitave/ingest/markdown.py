@@ -55,6 +55,7 @@ from __future__ import annotations
 import itertools
 import os
 import posixpath
+import re
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -90,6 +91,7 @@ from cogitave.ingest.md_links import LinkKind, LinkResolver, PageRef
 from cogitave.ingest.md_parse import (
     MAX_SECTION_LEVEL,
     CodeBlock,
+    DefEntry,
     ParsedPage,
     myst_targets,
     parse_page,
@@ -100,6 +102,12 @@ from cogitave.ingest.mdx import to_markdown
 from cogitave.ingest.records import MAX_LISTED, Batch, Problem, check_uid
 from cogitave.ingest.rst import ApiObject, RstDoc, parse_rst
 from cogitave.schema import Dimension, Schema
+
+# A section listing at least this many definition-list entries with ids (a reference of
+# settings or fields) gets a node per entry; a shorter list stays in its section's node.
+MIN_SECTION_TERMS = 20
+_REF_LINK = re.compile(r"\[([^\]\n]+)\]\[[^\]\n]*\]")  # [text][] and [text][label]
+_DEF_MARK = re.compile(r"(?m)^: ")  # a definition line's marker
 
 __all__ = ["FrontMatterMapping", "MarkdownBatch", "markdown_schema", "read_markdown"]
 
@@ -441,9 +449,45 @@ class _Builder:
                 },
             )
             self.graph.edge(uid, "partOf", page.container(h.parent))
+        per_section = Counter(parsed.section_of(e.heading) for e in parsed.entries)
+        for entry in parsed.entries:
+            if per_section[parsed.section_of(entry.heading)] >= MIN_SECTION_TERMS:
+                self._term(page, entry, crumbs)
         for n, block in enumerate(parsed.code, 1):
             self._code_sample(page, n, block)
         sphinx.api_nodes(self, page)
+
+    def _term(self, page: _Page, entry: DefEntry, crumbs: list[str]) -> None:
+        """A definition-list entry with an id (a setting, a parameter, a glossary term) as a
+        ``term`` node ``partOf`` its section: a reference page lists dozens of them in one
+        section, too long for one vector or a BM25 match on one of them."""
+        uid = f"{page.uid}#{entry.anchor}"
+        if uid in self.graph.nodes:
+            return
+        # Alone, a reference link (`[text][]`) has no definition to resolve: keep its text.
+        written = _REF_LINK.sub(r"\1", entry.markdown)
+        head, _, rest = written.partition("\n")
+        term = "\n".join(parse_page(head).intro).strip() or head.strip("`")
+        definition = "\n".join(parse_page(_DEF_MARK.sub("", rest)).intro)
+        section = page.parsed.section_of(entry.heading)
+        self.graph.node(
+            uid,
+            "term",
+            {"title": term, "body": definition},
+            self._expanded(page, entry.markdown),
+            {
+                "path": self._shown(page.file),
+                "url": self._absolute(page.at(entry.anchor)),
+                "anchor": entry.anchor,
+                "line": entry.line + page.front.offset + 1,
+                "breadcrumb": [
+                    *crumbs,
+                    *(self._heading_trail(page, section) if section >= 0 else []),
+                    term,
+                ],
+            },
+        )
+        self.graph.edge(uid, "partOf", page.container(entry.heading))
 
     @staticmethod
     def _page_markdown(page: _Page) -> str:

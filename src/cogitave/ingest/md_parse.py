@@ -76,6 +76,17 @@ class LinkRef:
     text: str = ""
 
 
+@dataclass(frozen=True)
+class DefEntry:
+    """A definition-list entry with its own id (``term`` then ``: definition`` lines)."""
+
+    anchor: str
+    heading: int
+    term: str  # the term as written (Markdown)
+    markdown: str  # the term line and its definition lines
+    line: int  # 0-based index of the term line in the body
+
+
 @dataclass
 class ParsedPage:
     """Everything a page yields; lines are 0-based indexes into the body lines."""
@@ -88,6 +99,7 @@ class ParsedPage:
     code: list[CodeBlock] = field(default_factory=list)
     links: list[LinkRef] = field(default_factory=list)
     terms: list[tuple[str, int]] = field(default_factory=list)  # (anchor, heading) of <dt>s
+    entries: list[DefEntry] = field(default_factory=list)  # definition-list entries with ids
     transclusions: list[tuple[str, int]] = field(default_factory=list)  # Hugo include shortcodes
 
     def section_body(self, i: int) -> str:
@@ -261,7 +273,7 @@ def parse_page(
         elif tok.type == "inline":
             _inline(page, tok, current, line_offset, myst_roles)
             if term_anchors and "\n:" in tok.content:
-                _terms(page, tok, current, seen)
+                _terms(page, tok, current, seen, tok.map)
         i += 1
     for h in page.headings:
         if not h.end:
@@ -393,10 +405,25 @@ def _link_text(children: list[Token], start: int) -> str:
     return "".join(parts)
 
 
-def _terms(page: ParsedPage, tok: Token, heading: int, seen: set[str]) -> None:
+def _terms(
+    page: ParsedPage, tok: Token, heading: int, seen: set[str], span: list[int] | None
+) -> None:
     # CommonMark has no definition lists: `term` followed by a `: definition` line is one
     # paragraph here. Anchors come from the term's text, like goldmark's auto IDs.
     lines = _inline_text(tok).split("\n")
-    for term, nxt in itertools.pairwise(lines):
+    source = page.lines[span[0] : span[1]] if span else []
+    starts: list[tuple[int, str, str]] = []  # (paragraph line, anchor, term as written)
+    for k, (term, nxt) in enumerate(itertools.pairwise(lines)):
         if nxt.startswith(": ") and term.strip() and not term.startswith(":"):
-            page.terms.append((_unique(slugify_github(term), seen, "github"), heading))
+            anchor = _unique(slugify_github(term), seen, "github")
+            page.terms.append((anchor, heading))
+            starts.append((k, anchor, source[k] if len(source) == len(lines) else term))
+    if not span or len(source) != len(lines):
+        return  # the paragraph's source lines do not map one to one: no entries
+    for n, (k, anchor, written) in enumerate(starts):
+        end = starts[n + 1][0] if n + 1 < len(starts) else len(source)
+        page.entries.append(
+            DefEntry(
+                anchor, heading, written.strip(), "\n".join(source[k:end]).strip(), span[0] + k
+            )
+        )
