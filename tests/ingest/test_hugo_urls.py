@@ -124,4 +124,4 @@ def test_config_keys_ignore_case_and_a_broken_file_is_passed_over(tmp_path: Path
     config = hugo_config(tmp_path)
     assert config["baseurl"] == "https://c.example/"
     assert HugoUrls.from_config(config).is_ugly("any")
-    assert not HugoUrls.from_config({})
+    assert HugoUrls.from_config({}) == HugoUrls()  # nothing to apply

@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 import yaml
 
+from cogitave.ingest.globs import glob_regex
 from cogitave.ingest.md_frontmatter import load_yaml
 
 Kind = Literal["page", "section"]
@@ -70,19 +71,18 @@ def hugo_config(base: Path) -> dict[str, Any]:
     ``config/_default/<key>.*`` files for ``permalinks`` and ``uglyurls``. A file that
     cannot be read or parsed is passed over, as if absent."""
     out: dict[str, Any] = {}
-    for folder in (base, base / "config" / "_default"):
-        for name in _CONFIG_NAMES:
-            for ext in _EXTS:
-                file = folder / f"{name}.{ext}"
-                if out or not file.is_file():
-                    continue
-                try:
-                    data = _parse(file)
-                except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
-                    continue
-                if isinstance(data, Mapping):
-                    out = {str(k).lower(): v for k, v in data.items()}
     default = base / "config" / "_default"
+    files = (f / f"{n}.{e}" for f in (base, default) for n in _CONFIG_NAMES for e in _EXTS)
+    for file in files:
+        if not file.is_file():
+            continue
+        try:
+            data = _parse(file)
+        except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
+            continue
+        if isinstance(data, Mapping):
+            out = {str(k).lower(): v for k, v in data.items()}
+            break
     if default.is_dir():
         for file in sorted(default.iterdir()):
             key = file.stem.lower()
@@ -92,20 +92,6 @@ def hugo_config(base: Path) -> dict[str, Any]:
                 except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
                     continue
     return out
-
-
-def _glob(pattern: str) -> re.Pattern[str]:
-    """A page matcher's path glob (``{/a,/b/**}``, ``*`` one segment, ``**`` any depth)."""
-    out, i = [], 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        out.append({"*": "[^/]*", "?": "[^/]", "{": "(?:", "}": ")", ",": "|"}.get(c, re.escape(c)))
-        i += 1
-    return re.compile("".join(out), re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -152,7 +138,7 @@ class HugoUrls:
                     and set(target) == {"path"}
                     and isinstance(target["path"], str)
                 ):
-                    rules.append((_glob(target["path"]), entry["pattern"]))
+                    rules.append((glob_regex(target["path"], re.IGNORECASE), entry["pattern"]))
                 else:
                     notes.append(
                         f"permalinks entry {entry['pattern']!r}: its target matches more "
@@ -170,9 +156,6 @@ class HugoUrls:
                 return pattern
         table = self.page if kind == "page" else self.section
         return table.get(top_section.lower())
-
-    def __bool__(self) -> bool:
-        return bool(self.ugly or self.ugly_sections or self.page or self.section or self.rules)
 
 
 def urlize(text: str) -> str:

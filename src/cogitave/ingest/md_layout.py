@@ -20,6 +20,7 @@ import pathspec
 import yaml
 
 from cogitave.errors import IngestError
+from cogitave.ingest.globs import glob_regex
 from cogitave.ingest.hugo_urls import HugoUrls, expand, hugo_config
 from cogitave.ingest.hugo_urls import Kind as HugoKind
 from cogitave.ingest.md_frontmatter import load_yaml
@@ -53,34 +54,6 @@ class NavGroup:
             if isinstance(child, NavGroup):
                 out.update(child.page_titles())
         return out
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A path glob (Sphinx ``exclude_patterns``, VitePress ``srcExclude``) as a regex over a
-    path relative to the source folder: ``*`` and ``?`` stay inside one folder, ``**`` crosses
-    folders (``**/`` also matches no folder), ``[...]`` is a class."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and (end := pattern.find("]", i + 1)) > i:
-            body = pattern[i + 1 : end]
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out))
 
 
 @dataclass
@@ -282,12 +255,6 @@ def _find_mkdocs(path: Path, depth: int = 3) -> Path | None:
     # The shallowest config wins; among equals, English then alphabetical.
     found.sort(key=lambda p: (len(p.parts), p.parent.name != "en", str(p)))
     return found[0] if found else None
-
-
-def hugo_base_url(base: Path) -> str:
-    """``baseURL`` from the site's Hugo config (hugo.toml/yaml/json, config.*), or ''."""
-    url = hugo_config(base).get("baseurl")
-    return url.strip() if isinstance(url, str) else ""
 
 
 def _hugo(base: Path, content: Path) -> Site:
