@@ -449,15 +449,16 @@ class _Builder:
                 },
             )
             self.graph.edge(uid, "partOf", page.container(h.parent))
-        per_section = Counter(parsed.section_of(e.heading) for e in parsed.entries)
-        for entry in parsed.entries:
-            if per_section[parsed.section_of(entry.heading)] >= MIN_SECTION_TERMS:
-                self._term(page, entry, crumbs)
+        sections = [parsed.section_of(e.heading) for e in parsed.entries]
+        per_section = Counter(sections)
+        for entry, section in zip(parsed.entries, sections, strict=True):
+            if per_section[section] >= MIN_SECTION_TERMS:
+                self._term(page, entry, section, crumbs)
         for n, block in enumerate(parsed.code, 1):
             self._code_sample(page, n, block)
         sphinx.api_nodes(self, page)
 
-    def _term(self, page: _Page, entry: DefEntry, crumbs: list[str]) -> None:
+    def _term(self, page: _Page, entry: DefEntry, section: int, crumbs: list[str]) -> None:
         """A definition-list entry with an id (a setting, a parameter, a glossary term) as a
         ``term`` node ``partOf`` its section: a reference page lists dozens of them in one
         section, too long for one vector or a BM25 match on one of them."""
@@ -469,7 +470,6 @@ class _Builder:
         head, _, rest = written.partition("\n")
         term = "\n".join(parse_page(head).intro).strip() or head.strip("`")
         definition = "\n".join(parse_page(_DEF_MARK.sub("", rest)).intro)
-        section = page.parsed.section_of(entry.heading)
         self.graph.node(
             uid,
             "term",

@@ -411,19 +411,16 @@ def _terms(
     # CommonMark has no definition lists: `term` followed by a `: definition` line is one
     # paragraph here. Anchors come from the term's text, like goldmark's auto IDs.
     lines = _inline_text(tok).split("\n")
-    source = page.lines[span[0] : span[1]] if span else []
-    starts: list[tuple[int, str, str]] = []  # (paragraph line, anchor, term as written)
+    starts: list[tuple[int, str]] = []  # (paragraph line, anchor)
     for k, (term, nxt) in enumerate(itertools.pairwise(lines)):
         if nxt.startswith(": ") and term.strip() and not term.startswith(":"):
             anchor = _unique(slugify_github(term), seen, "github")
             page.terms.append((anchor, heading))
-            starts.append((k, anchor, source[k] if len(source) == len(lines) else term))
-    if not span or len(source) != len(lines):
+            starts.append((k, anchor))
+    source = page.lines[span[0] : span[1]] if span else []
+    if not starts or not span or len(source) != len(lines):
         return  # the paragraph's source lines do not map one to one: no entries
-    for n, (k, anchor, written) in enumerate(starts):
-        end = starts[n + 1][0] if n + 1 < len(starts) else len(source)
-        page.entries.append(
-            DefEntry(
-                anchor, heading, written.strip(), "\n".join(source[k:end]).strip(), span[0] + k
-            )
-        )
+    ends = [k for k, _ in starts[1:]] + [len(source)]
+    for (k, anchor), end in zip(starts, ends, strict=True):
+        markdown = "\n".join(source[k:end]).strip()
+        page.entries.append(DefEntry(anchor, heading, source[k].strip(), markdown, span[0] + k))
