@@ -173,7 +173,7 @@ def test_unreadable_folder(
     assert not (tmp_path / "col").exists()
 
 
-CLI_WATCH = [sys.executable, "-m", "cogitave.surfaces.cli", "watch"]
+CLI_WATCH = [sys.executable, "-X", "faulthandler", "-m", "cogitave.surfaces.cli", "watch"]
 
 
 def test_watch_syncs_once_per_burst(tmp_path: Path) -> None:
@@ -231,9 +231,17 @@ def test_watch_syncs_once_per_burst(tmp_path: Path) -> None:
         try:
             proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise AssertionError("watch did not stop on SIGTERM") from None
+            # -X faulthandler: SIGABRT prints every thread's stack, so a hang says where
+            proc.send_signal(signal.SIGABRT)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            for t in pumps:
+                t.join(timeout=10)
+            stacks = "".join(errors.queue)[-6000:]
+            raise AssertionError(f"watch did not stop on SIGTERM; its stacks:\n{stacks}") from None
         finally:
             for t in pumps:
                 t.join(timeout=10)
