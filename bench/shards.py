@@ -42,7 +42,7 @@ from cogitave import Collection
 from cogitave.distributed import hashed
 from cogitave.distributed.actors import connect, open_ray, stop
 from cogitave.distributed.build import build_sharded
-from cogitave.distributed.search import search as sharded_search
+from cogitave.distributed.facade import ShardedCollection
 from cogitave.distributed.view import ShardedView
 from cogitave.eval.metrics import evaluate
 from cogitave.expand.embed import DEFAULT_ENCODER
@@ -185,12 +185,12 @@ def main() -> None:
         for n in (1, 2, 4):
             build_sharded(root / f"s{n}", nodes, BEIR_SCHEMA, shards=n, encoder=name)
             v = ShardedView.open_local(root / f"s{n}")
-            views[f"{n} shard(s), in process"] = lambda r, v=v: sharded_search(v, r)
+            views[f"{n} shard(s), in process"] = lambda r, v=v: ShardedCollection(v).search(r)
         actors = []
         for n in (2, 4):
             v = open_ray(root / f"s{n}")
             actors.append(v)
-            views[f"{n} shards, Ray actors"] = lambda r, v=v: sharded_search(v, r)
+            views[f"{n} shards, Ray actors"] = lambda r, v=v: ShardedCollection(v).search(r)
         lat = [
             "| system | where | p50 ms | p99 ms | nDCG@10 | top-10 = 1 shard | top-10 = engine "
             "| top-10 = exact |",

@@ -188,8 +188,8 @@ def test_follow_picks_up_a_root_published_elsewhere(collection: Collection) -> N
         assert collection.changed_at is not None
         assert collection.search("zebra crossing").results[0].uid == "from-elsewhere"
         # the request in flight finishes on its root
-        assert in_flight.snap.root == old_root
-        assert "from-elsewhere" not in in_flight.snap.nodes.nid_of
+        assert in_flight.port.root == old_root
+        assert in_flight.port.id_of("from-elsewhere") is None
     finally:
         collection.unfollow()
 

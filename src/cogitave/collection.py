@@ -18,22 +18,17 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from cogitave.config import Settings
 from cogitave.errors import ConflictError, EncoderError, NotFoundError
 from cogitave.expand.embed import DEFAULT_ENCODER, load_encoder
-from cogitave.graph import tools as graph_tools
-from cogitave.graph.query import GraphQueryResult, query_graph
-from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
-from cogitave.graph.traverse import Direction
 from cogitave.nodes import Node
 from cogitave.publish import Progress, Published, configure, empty_manifest, publish
 from cogitave.publish import sync as sync_source
-from cogitave.query.engine import Engine
-from cogitave.query.types import SearchRequest, SearchResponse
+from cogitave.query.types import SearchResponse
+from cogitave.reader import Reader
 from cogitave.schema import Schema
 from cogitave.store.roots import DEFAULT_RETENTION, RootInfo, RootStore
 from cogitave.store.snapshot import Snapshot
@@ -43,19 +38,57 @@ FOLLOW_INTERVAL = 0.25
 """Seconds between two looks at HEAD when following it (a ``stat``; a read when it moved)."""
 
 
-class Collection:
-    """A schema plus a history of content roots, in one directory."""
+class _Snapshots:
+    """A collection's read ports: the snapshot reads go to, and a few recently read roots
+    (each holds its root against retention while it lives)."""
+
+    KEEP = 4
+
+    def __init__(self, store: RootStore, root: str) -> None:
+        self.store = store
+        self._lock = threading.Lock()
+        self._open: dict[str, Snapshot] = {}
+        self.snapshot = self.get(root)
+
+    def get(self, rid: str) -> Snapshot:
+        """The snapshot of retained root ``rid``, opened once."""
+        with self._lock:
+            snap = self._open.get(rid)
+            if snap is None:
+                snap = Snapshot.open(self.store, rid)
+                self._open = {rid: snap, **dict(list(self._open.items())[: self.KEEP - 1])}
+            return snap
+
+    def forget_others(self) -> None:
+        with self._lock:
+            self._open = {self.snapshot.root: self.snapshot}
+
+    # -- Ports ------------------------------------------------------------------------------
+    def current(self) -> Snapshot:
+        return self.snapshot
+
+    def at(self, root: str) -> Snapshot:
+        return self.get(root)
+
+    def roots(self) -> list[RootInfo]:
+        return self.store.list_roots()
+
+    def finish(self, response: SearchResponse) -> SearchResponse:
+        return response
+
+
+class Collection(Reader):
+    """A schema plus a history of content roots, in one directory: a :class:`Reader` over
+    its current root, and the writes that publish new roots."""
 
     def __init__(self, store: RootStore, root: str | None = None) -> None:
         self.store = store
         self._pending_adds: dict[str, Node] = {}
         self._pending_deletes: set[str] = set()
-        self._lock = threading.Lock()
-        self._snapshots: dict[str, Snapshot] = {}
-        self._engines: dict[str, Engine] = {}
         self._pinned = root
         self._head_sig = self._head_stat()
-        self.snapshot = self._snapshot(root or store.head())
+        self._snaps = _Snapshots(store, root or store.head())
+        super().__init__(self._snaps)
         self.changed_at: float | None = None
         """Wall time the collection last moved to a root another writer published."""
         self._follower: threading.Thread | None = None
@@ -107,34 +140,23 @@ class Collection:
     def exists(cls, path: str | Path) -> bool:
         return RootStore(path).exists()
 
-    def _snapshot(self, rid: str) -> Snapshot:
-        with self._lock:
-            snap = self._snapshots.get(rid)
-            if snap is None:
-                snap = Snapshot.open(self.store, rid)
-                self._snapshots = {rid: snap, **dict(list(self._snapshots.items())[:3])}
-            return snap
+    @property
+    def snapshot(self) -> Snapshot:
+        """The snapshot of the root reads go to."""
+        return self._snaps.snapshot
+
+    def _move(self, rid: str) -> None:
+        self._snaps.snapshot = self._snaps.get(rid)
 
     def _forget_old_roots(self, retention: int) -> None:
-        """Before this collection writes: drop the cached snapshots and engines of other roots
-        (each holds its root against retention while it lives; a request still running on one
-        keeps its own reference, and so its root), so a writer's own reads never keep what its
-        publish retires. The current root becomes HEAD's parent, which a retention of 2 or
-        more keeps anyway; with 1, its hold ends here too."""
-        with self._lock:
-            cur = self.snapshot.root
-            self._snapshots = {cur: self.snapshot}
-            self._engines = {r: e for r, e in self._engines.items() if r == cur}
-            if retention < 2:
-                self.snapshot.release_hold()
-
-    @property
-    def root(self) -> str:
-        return self.snapshot.root
-
-    @property
-    def schema(self) -> Schema:
-        return self.snapshot.schema
+        """Before this collection writes: drop the cached snapshots of other roots (each
+        holds its root against retention while it lives; a request still running on one
+        keeps its own reference, and so its root), so a writer's own reads never keep what
+        its publish retires. The current root becomes HEAD's parent, which a retention of 2
+        or more keeps anyway; with 1, its hold ends here too."""
+        self._snaps.forget_others()
+        if retention < 2:
+            self.snapshot.release_hold()
 
     # -- writes -----------------------------------------------------------------------------
     def add(self, nodes: Iterable[Node]) -> int:
@@ -169,7 +191,7 @@ class Collection:
         )
         self._pending_adds.clear()
         self._pending_deletes.clear()
-        self.snapshot = self._snapshot(rid)
+        self._move(rid)
         return rid
 
     def configure(self, settings: Settings, *, retention: int = DEFAULT_RETENTION) -> str:
@@ -177,7 +199,7 @@ class Collection:
         top of HEAD; nothing is re-indexed. Returns the root id (HEAD's when unchanged)."""
         self._forget_old_roots(retention)
         rid = configure(self.store, settings, retention)
-        self.snapshot = self._snapshot(rid)
+        self._move(rid)
         return rid
 
     def sync(
@@ -200,7 +222,7 @@ class Collection:
             retention=retention,
         )
         if res.root:
-            self.snapshot = self._snapshot(res.root)
+            self._move(res.root)
         return res
 
     def delete_source(
@@ -231,7 +253,7 @@ class Collection:
         root id."""
         self._forget_old_roots(retention)
         rid = publish(self.store, [], [], progress=progress, retention=retention, compact=True)
-        self.snapshot = self._snapshot(rid)
+        self._move(rid)
         return rid
 
     # -- following HEAD -----------------------------------------------------------------------
@@ -255,10 +277,10 @@ class Collection:
         if rid == self.snapshot.root:
             self._head_sig = sig
             return False
-        snap = self._snapshot(rid)
+        snap = self._snaps.get(rid)
         self.engine(rid).warm()
         self._head_sig = sig
-        self.snapshot = snap  # one reference assignment: readers see the old or the new root
+        self._snaps.snapshot = snap  # one reference assignment: reads see the old or new root
         self.changed_at = time.time()
         return True
 
@@ -285,92 +307,3 @@ class Collection:
         if self._follower is not None:
             self._follower.join()
         self._follower = None
-
-    # -- reads ------------------------------------------------------------------------------
-    def engine(self, root: str | None = None) -> Engine:
-        snap = self._snapshot(root) if root else self.snapshot
-        eng = self._engines.get(snap.root)
-        if eng is None:
-            eng = Engine(snap)
-            self._engines = {snap.root: eng, **dict(list(self._engines.items())[:3])}
-        return eng
-
-    def search(self, request: SearchRequest | str, **kw: Any) -> SearchResponse:
-        """Run a search (a string is shorthand for ``SearchRequest(query=...)``)."""
-        req = request if isinstance(request, SearchRequest) else SearchRequest(query=request, **kw)
-        return self.engine(req.root).search(req)
-
-    def warm(self) -> None:
-        """Load what the first query would (lexicon, encoder, indexes) ahead of traffic."""
-        self.engine().warm()
-
-    def get(self, uid: str, *, root: str | None = None) -> Node:
-        """A live node by uid (the content API), from ``root`` (a retained root id, e.g. the
-        one a search answered from) or the collection's current root."""
-        snap = self._snapshot(root) if root else self.snapshot
-        nid = snap.nodes.nid_of.get(uid)
-        if nid is None:
-            raise NotFoundError(f"no node with uid {uid!r} in root {snap.root[:12]}")
-        return snap.nodes.node(nid)
-
-    # -- the graph: every call goes through the one bounded traversal ------------------------
-    def query_graph(
-        self, text: str, params: Mapping[str, Any] | None = None, *, timeout_ms: float = 250
-    ) -> GraphQueryResult:
-        """A bounded, read-only openCypher-style query (see :mod:`cogitave.graph.query`)."""
-        snap = self.snapshot
-        return query_graph(
-            snap.graph, text, params, timeout_ms=timeout_ms, node_props=self._node_props(snap)
-        )
-
-    def related(
-        self,
-        uid: str,
-        labels: Sequence[str] | None = None,
-        direction: Direction = "both",
-        depth: int = 1,
-        limit: int = 50,
-    ) -> RelatedResult:
-        """Neighbours of ``uid`` within ``depth`` hops, each with the path that reached it."""
-        return graph_tools.get_related(self.snapshot.graph, uid, labels, direction, depth, limit)
-
-    def learning_path(self, target: str) -> LearningPath:
-        """Prerequisites first, for a node uid, a skill or a role."""
-        return graph_tools.get_learning_path(self.snapshot.graph, target)
-
-    def resolve_xref(self, ref: str, *, base: str | None = None, limit: int = 5) -> XrefResult:
-        """The node(s) a reference names (uid, path, URL, ``page#anchor``, alias, title)."""
-        snap = self.snapshot
-        return graph_tools.resolve_xref(
-            snap.graph, ref, aliases=snap.aliases, base=base, limit=limit
-        )
-
-    def facets(
-        self, uids: Sequence[str], labels: Sequence[str] | None = None, depth: int = 1
-    ) -> Facets:
-        """Kinds, edge labels and exact-dimension values around a set of nodes (e.g. a
-        result page), through the bounded traversal."""
-        snap = self.snapshot
-        return graph_tools.facets(
-            snap.graph, list(uids), labels, depth, node_props=self._node_props(snap)
-        )
-
-    @staticmethod
-    def _node_props(snap: Snapshot) -> Callable[[int], Mapping[str, Any]]:
-        exact = [d for d in snap.schema.exact if d != "kind"]
-        graph, nodes = snap.graph, snap.nodes
-
-        def props(gid: int) -> Mapping[str, Any]:
-            nid = nodes.nid_of.get(graph.uid(gid))
-            if nid is None:
-                return {}
-            node = nodes.node(nid)
-            return {d: node.dims[d] for d in exact if d in node.dims}
-
-        return props
-
-    def roots(self) -> list[RootInfo]:
-        return self.store.list_roots()
-
-    def __len__(self) -> int:
-        return self.snapshot.nodes.live_count

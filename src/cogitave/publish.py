@@ -19,7 +19,6 @@ The write path, in order (a crash at any step leaves HEAD on the previous, whole
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,8 +33,7 @@ from cogitave.expand.stats import CorpusStats, StatsBuilder
 from cogitave.ingest.records import check_against
 from cogitave.nodes import Node
 from cogitave.schema import WHOLE, Schema
-from cogitave.store.graph import GraphSegment, write_graph_segment
-from cogitave.store.graph import apply as apply_graph
+from cogitave.store.graph import publish_graph
 from cogitave.store.lexical import LexicalWriter
 from cogitave.store.manifest import Manifest
 from cogitave.store.nodes import NodeTable, write_node_segment
@@ -241,7 +239,7 @@ def _write(
     )
     added_uids = {n.uid for n in adds}
     gone = [u for n in killed if (u := table.uid_of[int(n)]) not in added_uids]
-    graph_entry = _graph(store, base, adds, gone)
+    graph_entry = publish_graph(store, base.graph, adds, gone)
 
     manifest = base.with_(
         created=None,  # the new root's own time, set when it is written
@@ -334,34 +332,6 @@ def _embed(
     return write_vectors(
         store, base.vectors, texts, rows, alive, compact=compact, progress=progress
     )
-
-
-def _graph(
-    store: RootStore, base: Manifest, adds: Sequence[Node], removed: Sequence[str]
-) -> dict[str, Any]:
-    """The property graph segment after this publish, plus the alias table (alias or
-    redirect path -> uid) that ``resolve_xref`` reads."""
-    entry = base.graph
-    if entry and not adds and not removed:
-        return dict(entry)
-    prev = GraphSegment.open(store, entry["graph_obj"]) if entry else None
-    graph = apply_graph(prev, adds, set(removed), titles=None)
-    aliases: dict[str, str] = (
-        json.loads(store.get_bytes(entry["aliases_obj"]))
-        if entry and entry.get("aliases_obj")
-        else {}
-    )
-    gone = set(removed) | {n.uid for n in adds}
-    aliases = {a: u for a, u in aliases.items() if u not in gone}
-    for n in adds:
-        for alias in n.meta.get("aliases", ()) if isinstance(n.meta, dict) else ():
-            if isinstance(alias, str) and alias:
-                aliases[alias] = n.uid
-    out = write_graph_segment(store, graph)
-    out["aliases_obj"] = store.put_bytes(
-        json.dumps(aliases, sort_keys=True, ensure_ascii=False).encode()
-    )
-    return out
 
 
 def vector_dims(schema: Schema) -> list[str]:

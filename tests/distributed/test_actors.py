@@ -12,7 +12,7 @@ ray = pytest.importorskip("ray")
 from cogitave.distributed import hashed  # noqa: E402
 from cogitave.distributed.actors import open_ray, stop  # noqa: E402
 from cogitave.distributed.build import build_sharded  # noqa: E402
-from cogitave.distributed.search import search as sharded_search  # noqa: E402
+from cogitave.distributed.facade import ShardedCollection  # noqa: E402
 from cogitave.ingest.beir import BEIR_SCHEMA  # noqa: E402
 from cogitave.query.types import SearchRequest  # noqa: E402
 from cogitave.schema import WHOLE  # noqa: E402
@@ -65,7 +65,8 @@ def test_actors_answer_as_in_process(ray_built, scifact_slice) -> None:
         for q in scifact_slice[1][:15]:
             for mode in ("bm25", "hybrid"):
                 req = SearchRequest(query=q, mode=mode, limit=10)
-                assert sharded_search(view, req).uids == sharded_search(local, req).uids
+                got = ShardedCollection(view).search(req).uids
+                assert got == ShardedCollection(local).search(req).uids
     finally:
         stop(view)
 
@@ -75,9 +76,9 @@ def test_dead_actor_is_named_or_partial(ray_built) -> None:
     try:
         ray.kill(view.clients[1].actor)
         with pytest.raises(ShardUnavailable, match=r"shard 1 \(shard-001\)"):
-            sharded_search(view, SearchRequest(query="cancer cells", mode="bm25"))
+            ShardedCollection(view).search(SearchRequest(query="cancer cells", mode="bm25"))
         view.allow_partial = True
-        res = sharded_search(view, SearchRequest(query="cancer cells", mode="bm25"))
+        res = ShardedCollection(view).search(SearchRequest(query="cancer cells", mode="bm25"))
         assert res.diagnostics["partial"] is True
         assert res.diagnostics["missing_shards"] == ["shard 1 (shard-001)"]
         assert res.uids and all(view.id_of(u) & 0xFF == 0 for u in res.uids)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cogitave import Collection
-from cogitave.distributed.search import search as sharded_search
+from cogitave.distributed.facade import ShardedCollection
 from cogitave.distributed.shard import ShardServer
 from cogitave.distributed.view import ShardedView, ShardUnavailable, merge_samples
 from cogitave.expand import analysis
@@ -97,8 +97,8 @@ def test_top10_agreement(views, scifact_slice, n, mode) -> None:
     """Against one shard, the same top 10 in the same order for every query."""
     queries = scifact_slice[1]
     for q in queries:
-        a = sharded_search(views[0], SearchRequest(query=q, mode=mode, limit=10)).uids
-        b = sharded_search(views[n], SearchRequest(query=q, mode=mode, limit=10)).uids
+        a = ShardedCollection(views[0]).search(SearchRequest(query=q, mode=mode, limit=10)).uids
+        b = ShardedCollection(views[n]).search(SearchRequest(query=q, mode=mode, limit=10)).uids
         assert a == b, (q, mode, n)
 
 
@@ -110,7 +110,7 @@ def test_top10_agreement_with_the_engine(one, views, scifact_slice, mode) -> Non
     queries = scifact_slice[1]
     same = sum(
         one.search(SearchRequest(query=q, mode=mode, limit=10)).uids
-        == sharded_search(views[4], SearchRequest(query=q, mode=mode, limit=10)).uids
+        == ShardedCollection(views[4]).search(SearchRequest(query=q, mode=mode, limit=10)).uids
         for q in queries
     )
     assert same / len(queries) >= (0.99 if mode != "hybrid" else 0.97), (mode, same)
@@ -131,7 +131,7 @@ def test_ids_nodes_masks_vectors(one, views) -> None:
     ids = np.asarray([view.id_of(u) for u in uids], np.uint64)
     assert [view.uid_of(int(i)) for i in ids] == uids
     assert view.uid_rank(ids).tolist() == sorted(view.uid_rank(ids).tolist())  # uid order
-    assert [n.uid for n in view.nodes(ids.tolist())] == uids
+    assert [n.uid for n in view.nodes_of(ids.tolist())] == uids
     assert view.id_of("no-such-uid") is None
     nids = np.asarray([snap.id_of(u) for u in uids], np.uint64)
     a_vec, a_has = snap.vectors_of(WHOLE, nids)
@@ -179,10 +179,10 @@ def test_dead_shard_names_it_or_flags_partial(built) -> None:
     ids, _ = strict.bm25(WHOLE, ["cancer"], 10)
     assert strict.take_missing() == [1]
     assert len(ids) and all(int(i) & 0xFF == 0 for i in ids)
-    res = sharded_search(strict, SearchRequest(query="cancer", mode="bm25"))
+    res = ShardedCollection(strict).search(SearchRequest(query="cancer", mode="bm25"))
     assert res.diagnostics["partial"] is True
     assert res.diagnostics["missing_shards"] == ["shard 1 (shard-001)"]
-    full = sharded_search(base, SearchRequest(query="cancer", mode="bm25"))
+    full = ShardedCollection(base).search(SearchRequest(query="cancer", mode="bm25"))
     assert full.diagnostics["partial"] is False
     assert isinstance(live.server, ShardServer)
 
@@ -196,7 +196,7 @@ def test_planned_runs_the_one_engine_on_shards(views, one, scifact_slice) -> Non
         same = 0
         for q in texts:
             req = SearchRequest(query=q, mode="planned", limit=10)
-            got = sharded_search(views[n], req)
+            got = ShardedCollection(views[n]).search(req)
             assert got.diagnostics["plan"] is not None and got.diagnostics["shards"] == n
             assert got.diagnostics["smoothing"]["applied"] is True  # vectors through the view
             same += got.uids == one.search(req).uids

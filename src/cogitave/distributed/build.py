@@ -38,8 +38,7 @@ from cogitave.expand.embed import DEFAULT_BATCH_SIZE, Encoder, load_encoder
 from cogitave.nodes import Node
 from cogitave.publish import embed_texts, empty_manifest, publish
 from cogitave.schema import Schema
-from cogitave.store.graph import GraphSegment, write_graph_segment
-from cogitave.store.graph import apply as apply_graph
+from cogitave.store.graph import publish_graph
 from cogitave.store.roots import RootStore
 
 Progress = Callable[[str, int, int], None]
@@ -215,13 +214,11 @@ def build_sharded(
 
     gstore = RootStore(path / "graph")
     gstore.init()
-    prev = GraphSegment.open(gstore, graph_entry["graph_obj"]) if graph_entry else None
-    removed = set(deletes)
-    graph = apply_graph(prev, list(nodes), removed - {x.uid for x in nodes}, titles=None)
+    removed = set(deletes) - {x.uid for x in nodes}
     write_manifest(
         path,
         [ShardRef(shard_dir(i), r) for i, r in enumerate(roots)],
-        write_graph_segment(gstore, graph),
+        publish_graph(gstore, graph_entry, list(nodes), removed),
     )
     return roots
 

@@ -1,44 +1,69 @@
-"""The facade over a sharded view: what the surfaces call, as :class:`~cogitave.Collection`.
+"""A sharded collection: a :class:`~cogitave.reader.Reader` over a :class:`ShardedView`.
 
-``search``, ``get``, the graph tools and ``roots`` answer from a :class:`ShardedView`, so
-``cogitave search|eval|serve|mcp`` work on a sharded collection (in one process or with
-shard actors on Ray). The graph tools read the one copy of the graph beside the shards.
+Every read (search, nodes, the graph tools) is the reader's, on the view's read port, so
+``cogitave search|eval|serve|mcp`` answer from a sharded collection (shards in one process or
+shard actors on Ray) exactly as from one collection. What only a sharded view adds: a search's
+diagnostics say how many shards answered and which did not (``partial``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cogitave.distributed import open_view
-from cogitave.distributed.search import search as sharded_search
-from cogitave.distributed.search import systems
 from cogitave.distributed.view import ShardedView
 from cogitave.errors import NotFoundError
-from cogitave.graph import tools as graph_tools
-from cogitave.graph.query import GraphQueryResult, query_graph
-from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
-from cogitave.graph.traverse import Direction
-from cogitave.nodes import Node
-from cogitave.query.types import SearchRequest, SearchResponse
-from cogitave.schema import Schema
-from cogitave.store.graph import GraphSegment
+from cogitave.query.types import SearchResponse
+from cogitave.reader import Reader
 from cogitave.store.roots import RootInfo
 
 
-@dataclass(frozen=True)
-class _GraphHolder:
-    """What the MCP tool descriptions read from ``col.snapshot``."""
+class _ViewPorts:
+    """The one port of a sharded collection: its view (each shard keeps its own roots)."""
 
-    graph: GraphSegment
+    def __init__(self, view: ShardedView) -> None:
+        self.view = view
+
+    def current(self) -> ShardedView:
+        return self.view
+
+    def at(self, root: str) -> ShardedView:
+        if root != self.view.root:
+            raise NotFoundError(f"root {root[:12]} is not this sharded view")
+        return self.view
+
+    def roots(self) -> list[RootInfo]:
+        """The view as one entry."""
+        v = self.view
+        return [
+            RootInfo(
+                id=v.root,
+                parent=None,
+                created="",
+                nodes=v.live_count,
+                edges=int(v.manifest.graph.get("edges", 0)),
+                segments=len(v.clients),
+                head=True,
+            )
+        ]
+
+    def finish(self, response: SearchResponse) -> SearchResponse:
+        missing = self.view.take_missing()
+        diag: dict[str, Any] = dict(response.diagnostics)
+        diag["shards"] = len(self.view.clients)
+        diag["partial"] = bool(missing)
+        diag["missing_shards"] = [self.view.clients[i].label for i in missing]
+        return SearchResponse(
+            results=response.results, root=response.root, diagnostics=diag, nodes=response.nodes
+        )
 
 
-class ShardedCollection:
-    """A read-only collection facade over a sharded view."""
+class ShardedCollection(Reader):
+    """A read-only collection over a sharded view."""
 
     def __init__(self, view: ShardedView, path: str | Path = "") -> None:
+        super().__init__(_ViewPorts(view))
         self.view = view
         self.path = str(path)
 
@@ -46,94 +71,6 @@ class ShardedCollection:
     def open(
         cls, path: str | Path, ray: str | None = None, *, allow_partial: bool = False
     ) -> ShardedCollection:
+        """The sharded collection at ``path``: shard actors on Ray (``ray`` = an address or
+        ``local``), or every shard in this process."""
         return cls(open_view(path, ray, allow_partial=allow_partial), path)
-
-    @property
-    def root(self) -> str:
-        return self.view.root
-
-    @property
-    def schema(self) -> Schema:
-        return self.view.schema
-
-    @property
-    def snapshot(self) -> _GraphHolder:
-        return _GraphHolder(self.view.graph)
-
-    def systems(self) -> tuple[str, ...]:
-        return systems(self.view)
-
-    def search(self, request: SearchRequest | str, **kw: Any) -> SearchResponse:
-        req = request if isinstance(request, SearchRequest) else SearchRequest(query=request, **kw)
-        if req.root is not None and req.root != self.root:
-            raise NotFoundError(f"root {req.root[:12]} is not this sharded view")
-        return sharded_search(self.view, req)
-
-    def warm(self) -> None:
-        self.view.warm()
-
-    def get(self, uid: str, *, root: str | None = None) -> Node:
-        nid = self.view.id_of(uid)
-        if nid is None:
-            raise NotFoundError(f"no node with uid {uid!r} in view {self.root[:12]}")
-        return self.view.node(nid)
-
-    def related(
-        self,
-        uid: str,
-        labels: Sequence[str] | None = None,
-        direction: Direction = "both",
-        depth: int = 1,
-        limit: int = 50,
-    ) -> RelatedResult:
-        return graph_tools.get_related(self.view.graph, uid, labels, direction, depth, limit)
-
-    def learning_path(self, target: str) -> LearningPath:
-        return graph_tools.get_learning_path(self.view.graph, target)
-
-    def resolve_xref(self, ref: str, *, base: str | None = None, limit: int = 5) -> XrefResult:
-        return graph_tools.resolve_xref(self.view.graph, ref, aliases={}, base=base, limit=limit)
-
-    def facets(
-        self, uids: Sequence[str], labels: Sequence[str] | None = None, depth: int = 1
-    ) -> Facets:
-        return graph_tools.facets(
-            self.view.graph, list(uids), labels, depth, node_props=self._node_props()
-        )
-
-    def query_graph(
-        self, text: str, params: Mapping[str, Any] | None = None, *, timeout_ms: float = 250
-    ) -> GraphQueryResult:
-        return query_graph(
-            self.view.graph, text, params, timeout_ms=timeout_ms, node_props=self._node_props()
-        )
-
-    def _node_props(self) -> Callable[[int], Mapping[str, Any]]:
-        exact = [d for d in self.view.schema.exact if d != "kind"]
-        graph, view = self.view.graph, self.view
-
-        def props(gid: int) -> Mapping[str, Any]:
-            nid = view.id_of(graph.uid(gid))
-            if nid is None:
-                return {}
-            node = view.node(nid)
-            return {d: node.dims[d] for d in exact if d in node.dims}
-
-        return props
-
-    def roots(self) -> list[RootInfo]:
-        """The view as one entry (each shard keeps its own roots)."""
-        return [
-            RootInfo(
-                id=self.root,
-                parent=None,
-                created="",
-                nodes=len(self),
-                edges=int(self.view.manifest.graph.get("edges", 0)),
-                segments=len(self.view.clients),
-                head=True,
-            )
-        ]
-
-    def __len__(self) -> int:
-        return self.view.live_count

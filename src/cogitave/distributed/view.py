@@ -39,8 +39,8 @@ from cogitave.errors import CogitaveError, NotFoundError
 from cogitave.expand.stats import CorpusStats, DimStats
 from cogitave.nodes import Node
 from cogitave.schema import Schema
-from cogitave.store.graph import GraphSegment
-from cogitave.store.port import Filters, MatchKind
+from cogitave.store.graph import GraphSegment, read_aliases
+from cogitave.store.port import MatchKind, Where
 from cogitave.store.roots import RootStore
 from cogitave.store.vectors import SAMPLE_SIZE
 
@@ -245,6 +245,13 @@ class ShardedView:
             return GraphSegment.build([])
         return GraphSegment.open(self._graph_store, entry["graph_obj"])
 
+    @cached_property
+    def aliases(self) -> dict[str, str]:
+        """Alias / redirect path -> uid, kept with the graph beside the shards."""
+        if self._graph_store is None:
+            return {}
+        return read_aliases(self._graph_store, self.manifest.graph)
+
     @property
     def live_count(self) -> int:
         return self._live
@@ -265,7 +272,7 @@ class ShardedView:
         scope: str,
         stems: Sequence[str],
         depth: int,
-        filters: Filters | None = None,
+        where: Where | None = None,
         weights: Mapping[str, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         terms = list(dict.fromkeys(stems))
@@ -275,13 +282,14 @@ class ShardedView:
         dfs = self._scatter("doc_freqs", scope, terms)
         df = {t: sum(int(v[k]) for v in dfs.values()) for k, t in enumerate(terms)}
         glob = GlobalTerms(field, df)
-        parts = self._scatter(
-            "bm25", scope, terms, depth, dict(filters or {}), glob, dict(weights or {})
-        )
+        parts = self._scatter("bm25", scope, terms, depth, where, glob, dict(weights or {}))
         return self._merge(parts, depth)
 
-    def dense(self, dim: str, q: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
-        return self._merge(self._scatter("dense", dim, np.asarray(q, np.float32), depth), depth)
+    def dense(
+        self, dim: str, q: np.ndarray, depth: int, where: Where | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        q = np.asarray(q, np.float32)
+        return self._merge(self._scatter("dense", dim, q, depth, where), depth)
 
     def _merge(
         self, parts: dict[int, tuple[np.ndarray, np.ndarray]], depth: int
@@ -320,8 +328,15 @@ class ShardedView:
             out[pos[s]] = mask
         return out
 
-    def match_all(self, dim: str, kind: MatchKind, tokens: Sequence[str], limit: int) -> np.ndarray:
-        got = self._scatter("match_all", dim, kind, list(tokens), limit)
+    def match_all(
+        self,
+        dim: str,
+        kind: MatchKind,
+        tokens: Sequence[str],
+        limit: int,
+        where: Where | None = None,
+    ) -> np.ndarray:
+        got = self._scatter("match_all", dim, kind, list(tokens), limit, where)
         ids = [pack(n, i) for i, n in got.items()]
         return np.concatenate(ids)[:limit] if ids else np.zeros(0, np.uint64)
 
@@ -382,9 +397,9 @@ class ShardedView:
         return out
 
     def node(self, id: int) -> Node:
-        return self.nodes([id])[0]
+        return self.nodes_of([id])[0]
 
-    def nodes(self, ids: Sequence[int]) -> list[Node]:
+    def nodes_of(self, ids: Sequence[int]) -> list[Node]:
         """Stored nodes of live ids, one round trip per shard."""
         arr = np.asarray(ids, np.uint64)
         pos, local = self._split(arr)

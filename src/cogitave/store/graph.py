@@ -461,3 +461,33 @@ def write_graph_segment(store: RootStore, graph: GraphSegment) -> dict[str, Any]
         "edges": graph.n_edges,
         "dangling": graph.dangling,
     }
+
+
+def publish_graph(
+    store: RootStore, entry: Mapping[str, Any], adds: Sequence[Node], removed: Collection[str]
+) -> dict[str, Any]:
+    """The graph entry after a write: the graph of ``entry`` (empty: none yet) with ``adds``
+    put in and ``removed`` taken out, plus the alias table (alias or redirect path -> uid)
+    that ``resolve_xref`` reads (``aliases_obj``). Unchanged: ``entry`` itself."""
+    if entry and not adds and not removed:
+        return dict(entry)
+    prev = GraphSegment.open(store, entry["graph_obj"]) if entry else None
+    graph = apply(prev, adds, set(removed), titles=None)
+    aliases = read_aliases(store, entry)
+    gone = set(removed) | {n.uid for n in adds}
+    aliases = {a: u for a, u in aliases.items() if u not in gone}
+    for n in adds:
+        for alias in n.meta.get("aliases", ()) if isinstance(n.meta, Mapping) else ():
+            if isinstance(alias, str) and alias:
+                aliases[alias] = n.uid
+    out = write_graph_segment(store, graph)
+    out["aliases_obj"] = store.put_bytes(
+        json.dumps(aliases, sort_keys=True, ensure_ascii=False).encode()
+    )
+    return out
+
+
+def read_aliases(store: RootStore, entry: Mapping[str, Any] | None) -> dict[str, str]:
+    """The alias table a graph entry names (empty when it names none)."""
+    obj = (entry or {}).get("aliases_obj")
+    return json.loads(store.get_bytes(obj)) if obj else {}

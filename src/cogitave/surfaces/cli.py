@@ -908,9 +908,7 @@ def mcp_(collection: CollectionOpt, ray: RayOpt = None) -> None:
 
 def available_systems(col: Any) -> list[str]:
     """Systems the collection can run (dense ones need stored vectors)."""
-    if hasattr(col, "systems"):  # a sharded collection
-        return list(col.systems())
-    return list(col.engine().systems())
+    return list(col.systems())
 
 
 def main() -> None:

@@ -97,12 +97,12 @@ def _strict(tool: Tool) -> Tool:
 
 def _describe(col: Collection) -> dict[str, str]:
     """Facts about this collection that the tool descriptions quote."""
-    schema = col.schema
+    d = col.describe()
     return {
-        "kinds": ", ".join(col.snapshot.graph.kind_names) or "none yet",
-        "semantic": ", ".join(schema.semantic),
-        "exact": ", ".join(d for d in schema.exact if d != "kind") or "none",
-        "labels": ", ".join(EDGE_LABELS),
+        "kinds": ", ".join(d.kinds) or "none yet",
+        "semantic": ", ".join(d.semantic),
+        "exact": ", ".join(d.exact) or "none",
+        "labels": ", ".join(d.labels),
     }
 
 

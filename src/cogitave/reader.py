@@ -1,0 +1,185 @@
+"""The read side: a :class:`Reader` answers every read over a read port, plain or sharded.
+
+A reader gets its read ports (:mod:`cogitave.store.port`) from a :class:`Ports`: the current
+one, or a retained root by id. A plain collection's ports are snapshots of its roots
+(:class:`~cogitave.collection.Collection`); a sharded collection's port is a view over its
+shards (:class:`~cogitave.distributed.facade.ShardedCollection`). Search, nodes, the graph
+tools and the description of the collection are written once, here, over the port: a read
+answers the same on either.
+
+>>> reader.search(SearchRequest(query="reciprocal rank fusion"))   # doctest: +SKIP
+>>> reader.related("guides/cli#search", labels=["partOf"])           # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from cogitave.errors import NotFoundError
+from cogitave.graph import tools as graph_tools
+from cogitave.graph.query import GraphQueryResult, query_graph
+from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
+from cogitave.graph.traverse import Direction
+from cogitave.nodes import Node
+from cogitave.query.engine import Engine
+from cogitave.query.types import SearchRequest, SearchResponse
+from cogitave.schema import EDGE_LABELS, Schema
+from cogitave.store.port import ReadPort
+from cogitave.store.roots import RootInfo
+
+
+class Ports(Protocol):
+    """Where a reader gets its read ports."""
+
+    def current(self) -> ReadPort:
+        """The port reads go to when no root is named."""
+        ...
+
+    def at(self, root: str) -> ReadPort:
+        """The port of a retained root (``NotFoundError`` when there is none)."""
+        ...
+
+    def roots(self) -> list[RootInfo]:
+        """The roots this reader can read, newest first."""
+        ...
+
+    def finish(self, response: SearchResponse) -> SearchResponse:
+        """A search's response with what only these ports know added to its diagnostics."""
+        ...
+
+
+@dataclass(frozen=True)
+class Description:
+    """What a reader holds, in the words the tool descriptions quote."""
+
+    kinds: tuple[str, ...]
+    semantic: tuple[str, ...]
+    exact: tuple[str, ...]
+    labels: tuple[str, ...]
+    nodes: int
+
+
+class Reader:
+    """Search, nodes and the graph tools over one :class:`Ports`."""
+
+    def __init__(self, ports: Ports) -> None:
+        self._ports = ports
+
+    # -- the port ---------------------------------------------------------------------------
+    def port(self, root: str | None = None) -> ReadPort:
+        """The read port of ``root`` (a retained root id), or the current one."""
+        return self._ports.at(root) if root else self._ports.current()
+
+    def engine(self, root: str | None = None) -> Engine:
+        """The engine over ``root``'s port (engines hold nothing but the port)."""
+        return Engine(self.port(root))
+
+    @property
+    def root(self) -> str:
+        return self._ports.current().root
+
+    @property
+    def schema(self) -> Schema:
+        return self._ports.current().schema
+
+    def __len__(self) -> int:
+        return self._ports.current().live_count
+
+    def roots(self) -> list[RootInfo]:
+        """The retained roots (a sharded view: the view itself), newest first."""
+        return self._ports.roots()
+
+    def systems(self) -> tuple[str, ...]:
+        """The search modes this reader runs (dense ones need stored vectors)."""
+        return self.engine().systems()
+
+    def warm(self) -> None:
+        """Load what the first query would (lexicon, encoder, indexes) ahead of traffic."""
+        self.engine().warm()
+
+    def describe(self) -> Description:
+        """Kinds, dimensions and edge labels of the current root."""
+        port = self._ports.current()
+        schema = port.schema
+        return Description(
+            kinds=tuple(port.graph.kind_names),
+            semantic=tuple(schema.semantic),
+            exact=tuple(d for d in schema.exact if d != "kind"),
+            labels=EDGE_LABELS,
+            nodes=port.live_count,
+        )
+
+    # -- search and nodes -------------------------------------------------------------------
+    def search(self, request: SearchRequest | str, **kw: Any) -> SearchResponse:
+        """Run a search (a string is shorthand for ``SearchRequest(query=...)``)."""
+        req = request if isinstance(request, SearchRequest) else SearchRequest(query=request, **kw)
+        return self._ports.finish(self.engine(req.root).search(req))
+
+    def get(self, uid: str, *, root: str | None = None) -> Node:
+        """A live node by uid (the content API), from ``root`` (a retained root id, e.g. the
+        one a search answered from) or the current root."""
+        port = self.port(root)
+        nid = port.id_of(uid)
+        if nid is None:
+            raise NotFoundError(f"no node with uid {uid!r} in root {port.root[:12]}")
+        return port.node(nid)
+
+    # -- the graph: every call goes through the one bounded traversal ------------------------
+    def query_graph(
+        self, text: str, params: Mapping[str, Any] | None = None, *, timeout_ms: float = 250
+    ) -> GraphQueryResult:
+        """A bounded, read-only openCypher-style query (see :mod:`cogitave.graph.query`)."""
+        port = self._ports.current()
+        return query_graph(
+            port.graph, text, params, timeout_ms=timeout_ms, node_props=node_props(port)
+        )
+
+    def related(
+        self,
+        uid: str,
+        labels: Sequence[str] | None = None,
+        direction: Direction = "both",
+        depth: int = 1,
+        limit: int = 50,
+    ) -> RelatedResult:
+        """Neighbours of ``uid`` within ``depth`` hops, each with the path that reached it."""
+        graph = self._ports.current().graph
+        return graph_tools.get_related(graph, uid, labels, direction, depth, limit)
+
+    def learning_path(self, target: str) -> LearningPath:
+        """Prerequisites first, for a node uid, a skill or a role."""
+        return graph_tools.get_learning_path(self._ports.current().graph, target)
+
+    def resolve_xref(self, ref: str, *, base: str | None = None, limit: int = 5) -> XrefResult:
+        """The node(s) a reference names (uid, path, URL, ``page#anchor``, alias, title)."""
+        port = self._ports.current()
+        return graph_tools.resolve_xref(
+            port.graph, ref, aliases=port.aliases, base=base, limit=limit
+        )
+
+    def facets(
+        self, uids: Sequence[str], labels: Sequence[str] | None = None, depth: int = 1
+    ) -> Facets:
+        """Kinds, edge labels and exact-dimension values around a set of nodes (e.g. a
+        result page), through the bounded traversal."""
+        port = self._ports.current()
+        return graph_tools.facets(
+            port.graph, list(uids), labels, depth, node_props=node_props(port)
+        )
+
+
+def node_props(port: ReadPort) -> Callable[[int], Mapping[str, Any]]:
+    """Graph node id -> the node's exact-dimension values (what graph answers show)."""
+    exact = [d for d in port.schema.exact if d != "kind"]
+    graph = port.graph
+
+    def props(gid: int) -> Mapping[str, Any]:
+        nid = port.id_of(graph.uid(gid))
+        if nid is None:
+            return {}
+        node = port.node(nid)
+        return {d: node.dims[d] for d in exact if d in node.dims}
+
+    return props
