@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,3 +70,28 @@ class Node:
         if isinstance(v, tuple):
             return "\n".join(str(x) for x in v)
         return str(v)
+
+
+_URL_HOST = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://[^/]*")
+
+
+def strip_host(url: str) -> str:
+    """A URL without its scheme and host, and without a leading ``/`` (``docs/x/#y``)."""
+    return _URL_HOST.sub("", url).lstrip("/")
+
+
+def url_path(url: str) -> str:
+    """A URL's path without scheme, host, fragment or leading ``/`` (``docs/x/``)."""
+    return strip_host(url).split("#", 1)[0]
+
+
+def page_names(uid: str, path: str, url: str) -> tuple[str, ...]:
+    """The names a node answers to in path filters and globs: its stored path, its URL's
+    path, its uid (the empty ones left out)."""
+    return tuple(x for x in (path, url_path(url), uid) if x)
+
+
+def meta_str(node: Node, key: str) -> str:
+    """A string of the node's ``meta`` ('' when absent or not a string)."""
+    value = node.meta.get(key) if isinstance(node.meta, Mapping) else None
+    return value if isinstance(value, str) else ""

@@ -165,6 +165,8 @@ def test_a_forked_child_searches_after_its_parent_did(cat):
 
 def test_a_whole_node_channel_reuses_the_dense_anchor(tmp_path):
     from cogitave import Collection
+    from cogitave.query import legs, stages
+    from cogitave.query.ranked import Ranked
     from cogitave.schema import WHOLE
     from tests.conftest import SCHEMA, make_nodes
 
@@ -179,8 +181,11 @@ def test_a_whole_node_channel_reuses_the_dense_anchor(tmp_path):
     assert chan["kind"] == "channel" and chan["ms"] == 0.0  # no second search
     assert chan["weight"] == pytest.approx(1 / 3, abs=1e-3)
     # its hits are the anchor's, which are what a search of its own would give
-    prism = eng.plan(req)
-    got = {x.name: x for x in eng.planned_lenses(req, prism)[0]}
+    ctx = eng.context(req)
+    stages.plan(ctx, Ranked.empty())
+    prism = ctx.prism
+    assert prism is not None
+    got = {x.name: x for x in legs.planned(ctx, prism)}
     anchor, channel = got["dense"], got[f"channel:{WHOLE}"]
     assert channel.nids is anchor.nids and channel.depth == anchor.depth
     own, _ = col.snapshot.dense(WHOLE, eng.embed([prism.whole_text])[0], anchor.depth)

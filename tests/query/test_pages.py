@@ -1,4 +1,4 @@
-"""Page-aware ranking: grouping, hidden kinds, release-notes demotion, globs, path prefix."""
+"""Page-aware ranking: grouping, hidden kinds, release-notes demotion, globs."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 from cogitave import Collection, Node, Schema, SearchRequest
 from cogitave.config import Docs, Settings
 from cogitave.errors import QueryError, SchemaError
+from cogitave.query.engine import where_of
 from cogitave.query.pages import PageFacts, PageOptions, arrange, is_release_notes
 from cogitave.schema import Dimension
 
@@ -91,14 +92,6 @@ def test_exclude_and_demote_globs():
     assert uids == ["advanced/settings"]
 
 
-def test_path_prefix_keeps_one_branch():
-    uids, *_, info = run([1, 2, 8], path_prefix="advanced/")
-    assert uids == ["advanced/settings"]
-    assert info["path_prefix"] == {"prefix": "advanced/", "removed": 2}
-    uids, *_ = run([1, 2, 6], path_prefix="docs/cors")
-    assert uids == ["cors#use-corsmiddleware", "cors#code-1"]
-
-
 def test_options_from_request_and_settings():
     docs = Docs()
     o = PageOptions.of(SearchRequest(query="x"), docs)
@@ -112,13 +105,11 @@ def test_options_from_request_and_settings():
     assert asked.hidden_kinds == {"source_file"}
     by_filter = SearchRequest(query="x", filters={"kind": "source_file"})
     assert PageOptions.of(by_filter, docs).hidden_kinds == frozenset()
-    plain = PageOptions.of(
-        SearchRequest(query="x", demote=False, path_prefix="/guides/"),
-        Docs(demote=("blog/*",)),
-    )
-    assert (plain.demote, plain.demote_release_notes, plain.path_prefix) == ((), False, "guides/")
+    plain = PageOptions.of(SearchRequest(query="x", demote=False), Docs(demote=("blog/*",)))
+    assert (plain.demote, plain.demote_release_notes) == ((), False)
     absolute = SearchRequest(query="x", path_prefix="https://docs.example.org/guides/")
-    assert PageOptions.of(absolute, docs).path_prefix == "guides/"
+    where = where_of(absolute)
+    assert where is not None and where.path_prefix == "guides/"
 
 
 def test_request_validation():

@@ -348,3 +348,24 @@ def test_a_small_segment_with_a_graph_is_searched_exactly(tmp_path, monkeypatch)
     for q in _unit(rng.standard_normal((10, 32)).astype(np.float32)):
         got, _ = dim.search(q, 20)
         assert got.tolist() == np.argsort(-(vecs @ q), kind="stable")[:20].tolist()
+
+
+@pytest.mark.parametrize("share", [0.002, 0.03, 0.3, 0.9])
+def test_a_filtered_graph_search_finds_k_allowed_rows(tmp_path, monkeypatch, share):
+    """Whatever share of the rows a filter allows, a filtered search returns ``k`` allowed
+    rows (all of them when fewer are allowed), nearly the exact top ``k`` among them: a few
+    allowed rows are scored exactly, many are found through the graph, deepened as needed."""
+    monkeypatch.setattr(vectors, "FILTER_EXACT_ROWS", 50)  # the graph path from 50 rows up
+    store, vecs, entry, rng = _graph_segment(tmp_path, monkeypatch, 4000, 32, seed=4)
+    allowed = rng.random(4000) < share
+    dim = vectors.DimVectors(store, [entry], np.ones(4000, bool))
+    ok = np.flatnonzero(allowed)
+    recall = []
+    for q in _unit(rng.standard_normal((15, 32)).astype(np.float32)):
+        got, sims = dim.search(q, 20, allowed)
+        assert len(got) == min(20, len(ok))
+        assert allowed[got.astype(np.int64)].all()
+        assert np.allclose(sims, vecs[got.astype(np.int64)] @ q, atol=1e-6)
+        exact = ok[np.argsort(-(vecs[ok] @ q))[:20]]
+        recall.append(len(set(got.tolist()) & set(exact.tolist())) / len(exact))
+    assert np.mean(recall) >= 0.95

@@ -28,7 +28,7 @@ from cogitave.distributed.bm25 import (
 )
 from cogitave.schema import WHOLE
 from cogitave.store.lexical import ALL_FIELD, field_name, with_filters
-from cogitave.store.port import Filters, MatchKind
+from cogitave.store.port import MatchKind, Where
 from cogitave.store.roots import RootStore
 from cogitave.store.snapshot import Snapshot
 
@@ -148,18 +148,18 @@ class ShardServer:
         scope: str,
         stems: Sequence[str],
         depth: int,
-        filters: Filters | None = None,
+        where: Where | None = None,
         weights: Mapping[str, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The shard's own BM25 (its local statistics), as one collection would answer."""
-        return self.snap.bm25(scope, stems, depth, filters, weights)
+        return self.snap.bm25(scope, stems, depth, where, weights)
 
     def bm25(
         self,
         scope: str,
         stems: Sequence[str],
         depth: int,
-        filters: Filters | None,
+        where: Where | None,
         glob: GlobalTerms,
         weights: Mapping[str, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -182,9 +182,15 @@ class ShardServer:
             boost = float(weight.get(t, 1.0) * glob.idf(t) / idf(ldf[t], local.docs))
             q = tantivy.Query.term_query(lex.tschema, field, t)
             clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, boost)))
-        if not clauses:
+        nids = self.snap.prefix_nids(where.path_prefix) if where and where.path_prefix else None
+        if not clauses or (nids is not None and not len(nids)):
             return empty
-        query = with_filters(lex.tschema, tantivy.Query.boolean_query(clauses), filters)
+        query = with_filters(
+            lex.tschema,
+            tantivy.Query.boolean_query(clauses),
+            where.values if where else None,
+            None if nids is None else nids.tolist(),
+        )
         gavg = glob.field.avgdl
         ratio = np.float32(max(1.0, float(gavg / local.avgdl)))
         idfs = {t: glob.idf(t) for t in terms}
@@ -290,13 +296,22 @@ class ShardServer:
     ) -> np.ndarray:
         return self.snap.match(dim, kind, tokens, among)
 
-    def match_all(self, dim: str, kind: MatchKind, tokens: Sequence[str], limit: int) -> np.ndarray:
-        return self.snap.match_all(dim, kind, tokens, limit)
+    def match_all(
+        self,
+        dim: str,
+        kind: MatchKind,
+        tokens: Sequence[str],
+        limit: int,
+        where: Where | None = None,
+    ) -> np.ndarray:
+        return self.snap.match_all(dim, kind, tokens, limit, where)
 
-    def dense(self, dim: str, q: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    def dense(
+        self, dim: str, q: np.ndarray, depth: int, where: Where | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         if dim not in self.snap.vector_dims():
             return np.zeros(0, np.uint64), np.zeros(0, np.float32)
-        return self.snap.dense(dim, q, depth)
+        return self.snap.dense(dim, q, depth, where)
 
     def vectors_of(self, dim: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self.snap.vectors_of(dim, ids)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from cogitave.query.candidates import CandidateVectors
+from cogitave.query.prism import Prism
 from cogitave.query.ranked import Ranked
 from cogitave.store.port import ReadPort
 
@@ -44,3 +45,17 @@ def residual_boost(
     norm = (best - lo) / (hi - lo) if hi > lo else np.zeros_like(best)
     out = ranked.reorder(ranked.scores * (1.0 + factor * norm))
     return out, {"applied": True, "factor": factor, "sim_range": [round(lo, 4), round(hi, 4)]}
+
+
+def no_boost_reason(prism: Prism) -> str:
+    """Why a plan gets no residual boost (for the diagnostics)."""
+    if prism.negations:
+        return "negation markers disable the boost"
+    rw = prism.rewritten
+    n = len(rw.known_phrase)
+    if n < 2:
+        scattered = len(rw.known_zero_hit) - n
+        return f"{n} dropped real-word term(s) standing together; the boost needs at least 2" + (
+            f" ({scattered} more scattered through the query)" if scattered > 0 else ""
+        )
+    return "no routed core"

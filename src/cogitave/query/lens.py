@@ -1,8 +1,9 @@
 """Lenses: one ranked leg of execution each, and the runner that executes a query's lenses.
 
 A lens is anything that ranks nodes: BM25 of a dimension, dense of a dimension, the
-whole-query dense channel, or an optional learned-sparse / late-interaction retriever. Fusion
-reads only ranks, so lenses can be added or removed without recalibrating anything.
+whole-query dense channel, an exact match. Every lens takes the request's filter
+(:class:`~cogitave.store.port.Where`) and ranks only the nodes it allows. Fusion reads only
+ranks, so lenses can be added or removed without recalibrating anything.
 
 The runner owns the worker pools of a query: the encoder runs on a worker while this thread
 runs the BM25 lenses (onnxruntime releases the GIL), and the dense lenses run side by side on
@@ -19,11 +20,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal
 
 import numpy as np
 
-from cogitave.store.port import Filters, ReadPort
+from cogitave.store.port import ReadPort, Where
 
 LensKind = Literal["bm25", "dense", "channel", "exact", "sparse", "late"]
 
@@ -43,15 +44,6 @@ class LensResult:
 
     def __len__(self) -> int:
         return len(self.nids)
-
-
-class Retriever(Protocol):
-    """The interface an optional extra retriever (SPLADE, ColBERT/SPLATE) implements to join
-    fusion as one more lens: given the query text and a depth, return a ranked lens."""
-
-    name: str
-
-    def retrieve(self, query: str, depth: int) -> LensResult: ...
 
 
 EXACT_DEPTH = 1000
@@ -86,15 +78,15 @@ def bm25_lens(
     scope: str,
     stems: Sequence[str],
     depth: int,
-    filters: Filters | None = None,
+    where: Where | None = None,
     *,
     weight: float = 1.0,
     term_weights: Mapping[str, float] | None = None,
 ) -> LensResult:
-    """BM25 of ``stems`` over ``scope`` (a dimension, or the whole node); a stem in
-    ``term_weights`` scores that multiple of its BM25."""
+    """BM25 of ``stems`` over ``scope`` (a dimension, or the whole node) among the nodes
+    ``where`` allows; a stem in ``term_weights`` scores that multiple of its BM25."""
     t0 = time.perf_counter()
-    nids, scores = port.bm25(scope, stems, depth, filters or None, term_weights or None)
+    nids, scores = port.bm25(scope, stems, depth, where or None, term_weights or None)
     return LensResult(name, "bm25", nids, scores, depth=depth, ms=ms_since(t0), weight=weight)
 
 
@@ -104,26 +96,33 @@ def dense_lens(
     dim: str,
     q: np.ndarray,
     depth: int,
+    where: Where | None = None,
     *,
     weight: float = 1.0,
     kind: LensKind = "dense",
 ) -> LensResult:
-    """Nearest stored ``dim`` vectors to ``q``."""
+    """Nearest stored ``dim`` vectors to ``q`` among the nodes ``where`` allows."""
     t0 = time.perf_counter()
-    nids, sims = port.dense(dim, q, depth)
+    nids, sims = port.dense(dim, q, depth, where or None)
     return LensResult(name, kind, nids, sims, depth=depth, ms=ms_since(t0), weight=weight)
 
 
 def exact_lens(
-    port: ReadPort, name: str, dim: str, stems: Sequence[str], among: np.ndarray | None
+    port: ReadPort,
+    name: str,
+    dim: str,
+    stems: Sequence[str],
+    among: np.ndarray | None,
+    where: Where | None = None,
 ) -> LensResult:
     """Binary match on an exact dimension's values and tails: every match ties at rank 1.
-    With other candidates present it only marks those (it never floods the pool)."""
+    With other candidates present it only marks those (it never floods the pool); alone it
+    supplies the nodes ``where`` allows."""
     t0 = time.perf_counter()
     if among is not None:
         nids = among[port.match(dim, "text", stems, among)]
     else:
-        nids = port.match_all(dim, "text", stems, EXACT_DEPTH)
+        nids = port.match_all(dim, "text", stems, EXACT_DEPTH, where or None)
     nids = nids[np.argsort(port.uid_rank(nids), kind="stable")]
     return LensResult(
         name,
@@ -153,6 +152,7 @@ def dense_job(
     vectors: Mapping[str, np.ndarray],
     key: str,
     depth: int,
+    where: Where | None = None,
     *,
     weight: float = 1.0,
     kind: LensKind = "dense",
@@ -160,7 +160,7 @@ def dense_job(
     """A dense lens over ``dim`` with the query vector ``vectors[key]`` (read when it runs:
     the encoder may still be working when the job is made)."""
     return DenseJob(
-        lambda: dense_lens(port, name, dim, vectors[key], depth, weight=weight, kind=kind)
+        lambda: dense_lens(port, name, dim, vectors[key], depth, where, weight=weight, kind=kind)
     )
 
 

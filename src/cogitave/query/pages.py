@@ -5,8 +5,8 @@ five sections of one long page can fill the top five. This stage, run after the 
 and before presentation:
 
 1. drops what does not compete: navigation groups and source files (unless the request asks
-   for those kinds, or filters on ``kind``), paths the settings exclude, and nodes outside the
-   request's ``path_prefix``;
+   for those kinds, or filters on ``kind``) and paths the settings exclude (the request's
+   ``path_prefix`` is a filter every leg applies, :class:`~cogitave.store.port.Where`);
 2. demotes release notes and changelogs (found by path or title) and the settings' ``demote``
    globs: their score is multiplied by ``demote_factor``, and the list re-sorted (stable);
 3. groups by page when asked (the docs tools ask; ``[docs] group_by_page`` makes it the
@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cogitave.nodes import page_names, strip_host
+
 if TYPE_CHECKING:
     from cogitave.config import Docs
     from cogitave.nodes import Node
@@ -38,7 +40,6 @@ if TYPE_CHECKING:
 
 MAX_GROUP = 5  # other members listed under a page, best first
 MAX_LISTED = 10  # uids named per step in the diagnostics
-_URL_HOST = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://[^/]*")
 # A path segment (its extension dropped) that names a release history.
 _NOTES_SEGMENTS = frozenset(
     {
@@ -77,9 +78,8 @@ class PageFacts:
         return self.path or self.uid.split("#", 1)[0]
 
     def names(self) -> tuple[str, ...]:
-        """The strings globs and prefixes are tried on: path, URL path, uid."""
-        url = _URL_HOST.sub("", self.url).split("#", 1)[0].lstrip("/")
-        return tuple(x for x in (self.path, url, self.uid) if x)
+        """The strings globs are tried on: path, URL path, uid."""
+        return page_names(self.uid, self.path, self.url)
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,6 @@ class PageOptions:
 
     group_by_page: bool = False
     hidden_kinds: frozenset[str] = frozenset({"nav_group", "source_file"})
-    path_prefix: str = ""
     exclude: tuple[str, ...] = ()
     demote: tuple[str, ...] = ()
     demote_release_notes: bool = True
@@ -107,7 +106,6 @@ class PageOptions:
         return cls(
             group_by_page=docs.group_by_page if group is None else group,
             hidden_kinds=hidden,
-            path_prefix=_URL_HOST.sub("", (req.path_prefix or "").strip()).lstrip("/"),
             exclude=tuple(docs.exclude),
             demote=tuple(docs.demote) if req.demote else (),
             demote_release_notes=docs.demote_release_notes and req.demote,
@@ -125,7 +123,7 @@ class PagesResult:
 
 def is_release_notes(f: PageFacts) -> bool:
     """Release notes, changelogs and "what's new" pages, by a path segment or the title."""
-    for name in (f.path, _URL_HOST.sub("", f.url), f.uid.split("#", 1)[0]):
+    for name in (f.path, strip_host(f.url), f.uid.split("#", 1)[0]):
         for seg in name.strip("/").split("/"):
             if seg.rsplit(".", 1)[0].casefold() in _NOTES_SEGMENTS:
                 return True
@@ -147,23 +145,19 @@ def arrange(
     keep: list[int] = []
     fs: list[PageFacts] = []
     hidden: dict[str, int] = {}
-    excluded = outside = 0
+    excluded = 0
     for i, nid in enumerate(nids.tolist()):
         f = facts(int(nid))
         if f.kind in opts.hidden_kinds:
             hidden[f.kind] = hidden.get(f.kind, 0) + 1
         elif opts.exclude and _matches(f, opts.exclude):
             excluded += 1
-        elif opts.path_prefix and not any(n.startswith(opts.path_prefix) for n in f.names()):
-            outside += 1
         else:
             keep.append(i)
             fs.append(f)
     info["hidden_kinds"] = hidden
     if opts.exclude:
         info["excluded"] = excluded
-    if opts.path_prefix:
-        info["path_prefix"] = {"prefix": opts.path_prefix, "removed": outside}
     out_nids = nids[keep]
     out_scores = np.asarray(scores, np.float64)[keep].copy()
     demoted: list[str] = []

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from cogitave.nodes import Node
+from cogitave.nodes import Node, meta_str
 from cogitave.query.fuse import Fused
 from cogitave.query.ranked import Ranked
 from cogitave.query.types import Hit
@@ -28,17 +28,21 @@ def present(
     *,
     first_rank: int,
     backfilled: frozenset[int] = frozenset(),
-) -> tuple[Hit, ...]:
-    """The hits of one page (``first_rank`` is the rank of its first hit)."""
+) -> tuple[tuple[Hit, ...], tuple[Node, ...]]:
+    """The hits of one page (``first_rank`` is the rank of its first hit) and their nodes."""
     semantic = port.schema.semantic
-    out = []
+    hits: list[Hit] = []
+    nodes: list[Node] = []
     ranks = fused.ranks_for(page.nids)
     for i, (nid, score) in enumerate(zip(page.nids.tolist(), page.scores.tolist(), strict=True)):
         node = port.node(int(nid))
         lenses = dict(ranks[i])
         if int(nid) in backfilled:
             lenses["backfill"] = 1
-        out.append(
+        url, crumb = meta_str(node, "url"), _breadcrumb(node)
+        if not url:  # a code sample: where to read it is the section it is part of
+            url, crumb = _located(port, node, crumb)
+        hits.append(
             Hit(
                 uid=node.uid,
                 rank=first_rank + i,
@@ -47,17 +51,23 @@ def present(
                 title=title_of(node, semantic),
                 snippet=snippet(node, semantic, qterms),
                 lenses=lenses,
-                url=_meta_str(node, "url"),
-                path=_meta_str(node, "path"),
-                breadcrumb=_breadcrumb(node),
+                url=url,
+                path=meta_str(node, "path"),
+                breadcrumb=crumb,
             )
         )
-    return tuple(out)
+        nodes.append(node)
+    return tuple(hits), tuple(nodes)
 
 
-def _meta_str(node: Node, key: str) -> str:
-    value = node.meta.get(key) if isinstance(node.meta, Mapping) else None
-    return value if isinstance(value, str) else ""
+def _located(port: ReadPort, node: Node, crumb: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """The URL (and, lacking its own, the breadcrumb) of the node ``node`` is ``partOf``."""
+    parent = next((e.dst for e in node.edges if e.label == "partOf"), None)
+    pid = port.id_of(parent) if parent is not None else None
+    if pid is None:
+        return "", crumb
+    up = port.node(pid)
+    return meta_str(up, "url"), crumb or _breadcrumb(up)
 
 
 def _breadcrumb(node: Node) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from cogitave.errors import QueryError
+from cogitave.nodes import Node
 
 Mode = Literal["planned", "hybrid", "bm25", "dense"]
 MODES: tuple[str, ...] = ("planned", "hybrid", "bm25", "dense")
@@ -180,6 +181,9 @@ class SearchResponse:
     results: tuple[Hit, ...]
     root: str
     diagnostics: Mapping[str, Any]
+    nodes: tuple[Node, ...] = field(default=(), repr=False, compare=False)
+    """The stored nodes of ``results``, in order, as the searched root holds them (what a
+    renderer reads; not part of the JSON answer)."""
 
     @property
     def uids(self) -> list[str]:

@@ -144,18 +144,25 @@ class LexicalWriter:
 
 
 def with_filters(
-    ts: tantivy.Schema, terms_q: tantivy.Query, filters: Mapping[str, Sequence[str]] | None
+    ts: tantivy.Schema,
+    terms_q: tantivy.Query,
+    filters: Mapping[str, Sequence[str]] | None,
+    nids: Sequence[int] | None = None,
 ) -> tantivy.Query:
-    """``terms_q`` restricted by exact ``filters`` (dimension -> allowed casefolded values),
-    each a zero-scoring required clause, so BM25 scores are those of the terms alone."""
-    if not filters:
+    """``terms_q`` restricted by exact ``filters`` (dimension -> allowed casefolded values)
+    and, given ``nids``, to those node ids; each restriction a zero-scoring required clause,
+    so BM25 scores are those of the terms alone."""
+    if not filters and nids is None:
         return terms_q
     # The terms must stay required: beside a Must filter, Should clauses become optional.
     subs = [(tantivy.Occur.Must, terms_q)]
-    for dim, values in filters.items():
+    for dim, values in (filters or {}).items():
         vals = [str(v).strip().casefold() for v in values]
         allowed = tantivy.Query.term_set_query(ts, f"x_{dim}", vals)
         subs.append((tantivy.Occur.Must, tantivy.Query.const_score_query(allowed, 0.0)))
+    if nids is not None:
+        among = tantivy.Query.term_set_query(ts, "nid", list(nids))
+        subs.append((tantivy.Occur.Must, tantivy.Query.const_score_query(among, 0.0)))
     return tantivy.Query.boolean_query(subs)
 
 
@@ -198,11 +205,12 @@ class LexicalReader:
         *,
         require_all: bool = False,
         filters: Mapping[str, Sequence[str]] | None = None,
+        nids: Sequence[int] | None = None,
         weights: Mapping[str, float] | None = None,
     ) -> tantivy.Query:
         """A BM25 query over ``field`` for analysed ``terms`` (OR, or AND if ``require_all``),
-        restricted by exact ``filters`` (dimension -> allowed casefolded values); a term in
-        ``weights`` scores that multiple of its BM25 (the others 1)."""
+        restricted by exact ``filters`` (dimension -> allowed casefolded values) and to
+        ``nids`` when given; a term in ``weights`` scores that multiple of its BM25."""
         occur = tantivy.Occur.Must if require_all else tantivy.Occur.Should
         ts = self.tschema
         weights = weights or {}
@@ -212,7 +220,7 @@ class LexicalReader:
             if (w := weights.get(t, 1.0)) != 1.0:
                 q = tantivy.Query.boost_query(q, w)
             clauses.append((occur, q))
-        return with_filters(ts, tantivy.Query.boolean_query(clauses), filters)
+        return with_filters(ts, tantivy.Query.boolean_query(clauses), filters, nids)
 
     def search(self, query: tantivy.Query, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """Top ``limit`` hits as (nids uint64, scores float32), best first."""

@@ -20,6 +20,7 @@ what they mean. Scopes and kinds:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 import numpy as np
@@ -31,7 +32,29 @@ from cogitave.schema import Schema
 from cogitave.store.graph import GraphSegment
 
 MatchKind = Literal["text", "value"]
-Filters = Mapping[str, Sequence[str]]
+
+
+@dataclass(frozen=True)
+class Where:
+    """Which nodes a search may return, applied inside every leg (BM25, dense, exact), never
+    after fusion, so a filtered search fills its page whenever enough nodes match.
+
+    ``values``: exact dimension -> allowed values (casefolded, as indexed); a node passes
+    when it holds one of each dimension's values. ``path_prefix``: a node passes when its
+    stored path, its URL's path or its uid starts with it (without a leading ``/``)."""
+
+    values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    path_prefix: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.values) or bool(self.path_prefix)
+
+    def key(self) -> tuple[object, ...]:
+        """A hashable identity (masks are cached by it)."""
+        return (
+            tuple(sorted((d, tuple(sorted(v))) for d, v in self.values.items())),
+            self.path_prefix,
+        )
 
 
 class ReadPort(Protocol):
@@ -55,6 +78,16 @@ class ReadPort(Protocol):
     @property
     def settings(self) -> Settings: ...
 
+    @property
+    def aliases(self) -> Mapping[str, str]:
+        """Alias or redirect path -> uid (what ``resolve_xref`` reads beside the graph)."""
+        ...
+
+    @property
+    def live_count(self) -> int:
+        """Live nodes."""
+        ...
+
     def warm(self) -> None:
         """Open every index a first query would read."""
         ...
@@ -64,12 +97,12 @@ class ReadPort(Protocol):
         scope: str,
         stems: Sequence[str],
         depth: int,
-        filters: Filters | None = None,
+        where: Where | None = None,
         weights: Mapping[str, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Top ``depth`` live ids by BM25 of ``stems`` (OR) over ``scope``, restricted by exact
-        ``filters`` (dimension -> allowed values), a stem in ``weights`` scoring that multiple
-        of its BM25: (ids uint64, scores float32), best first."""
+        """Top ``depth`` live ids by BM25 of ``stems`` (OR) over ``scope`` among the nodes
+        ``where`` allows, a stem in ``weights`` scoring that multiple of its BM25: (ids
+        uint64, scores float32), best first."""
         ...
 
     def match(
@@ -79,13 +112,24 @@ class ReadPort(Protocol):
         module docstring for ``kind``)."""
         ...
 
-    def match_all(self, dim: str, kind: MatchKind, tokens: Sequence[str], limit: int) -> np.ndarray:
-        """Ids (up to ``limit``, unordered) of live nodes holding any of ``tokens`` in ``dim``."""
+    def match_all(
+        self,
+        dim: str,
+        kind: MatchKind,
+        tokens: Sequence[str],
+        limit: int,
+        where: Where | None = None,
+    ) -> np.ndarray:
+        """Ids (up to ``limit``, unordered) of live nodes ``where`` allows that hold any of
+        ``tokens`` in ``dim``."""
         ...
 
-    def dense(self, dim: str, q: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    def dense(
+        self, dim: str, q: np.ndarray, depth: int, where: Where | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Top ``depth`` live ids by cosine to ``q`` among ``dim``'s vectors (WHOLE: the
-        whole-node vectors): (ids, similarities), best first."""
+        whole-node vectors) of the nodes ``where`` allows: (ids, similarities), best first
+        (``depth`` of them whenever that many allowed nodes have vectors)."""
         ...
 
     def vectors_of(self, dim: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,8 @@ this module knows which tantivy field or array answers.
 
 from __future__ import annotations
 
-import json
+import bisect
+import threading
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,13 +22,13 @@ import tantivy
 
 from cogitave.config import Settings
 from cogitave.expand.stats import CorpusStats
-from cogitave.nodes import Node
+from cogitave.nodes import Node, page_names
 from cogitave.schema import WHOLE, Schema
-from cogitave.store.graph import GraphSegment
+from cogitave.store.graph import GraphSegment, read_aliases
 from cogitave.store.lexical import ALL_FIELD, LexicalReader
 from cogitave.store.manifest import Manifest
 from cogitave.store.nodes import NodeTable
-from cogitave.store.port import Filters, MatchKind
+from cogitave.store.port import MatchKind, Where
 from cogitave.store.roots import RootStore
 from cogitave.store.terms import TermIndex
 from cogitave.store.vectors import DimVectors
@@ -39,6 +40,10 @@ class Snapshot:
     root: str
     manifest: Manifest
     _hold: weakref.finalize | None = field(default=None, init=False, repr=False)
+    _masks: dict[tuple[object, ...], np.ndarray] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @classmethod
     def open(cls, store: RootStore, root: str | None = None) -> Snapshot:
@@ -115,13 +120,15 @@ class Snapshot:
     @cached_property
     def aliases(self) -> dict[str, str]:
         """Alias / redirect path -> uid, for ``resolve_xref``."""
-        entry = self.manifest.graph or {}
-        obj = entry.get("aliases_obj")
-        return json.loads(self.store.get_bytes(obj)) if obj else {}
+        return read_aliases(self.store, self.manifest.graph)
 
     @property
     def encoder_name(self) -> str | None:
         return self.manifest.encoder_name
+
+    @property
+    def live_count(self) -> int:
+        return self.nodes.live_count
 
     def uid_of(self, nid: int) -> str:
         return self.nodes.uid_of[int(nid)]
@@ -151,12 +158,74 @@ class Snapshot:
         scope: str,
         stems: Sequence[str],
         depth: int,
-        filters: Filters | None = None,
+        where: Where | None = None,
         weights: Mapping[str, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         lex = self.lexical
-        query = lex.query(self._field(scope, "text"), stems, filters=filters, weights=weights)
+        nids = self.prefix_nids(where.path_prefix) if where and where.path_prefix else None
+        if nids is not None and not len(nids):
+            return np.zeros(0, np.uint64), np.zeros(0, np.float32)
+        query = lex.query(
+            self._field(scope, "text"),
+            stems,
+            filters=where.values if where else None,
+            nids=None if nids is None else nids.tolist(),
+            weights=weights,
+        )
         return lex.search(query, depth)
+
+    # -- filters ------------------------------------------------------------------------------
+    MASKS_KEPT = 16
+
+    def allowed(self, where: Where) -> np.ndarray:
+        """Per nid, whether the node is live and passes ``where`` (kept for the last few
+        distinct filters: a filtered search asks once per leg)."""
+        key = where.key()
+        mask = self._masks.get(key)
+        if mask is None:
+            mask = self.nodes.alive.copy()
+            lex = self.lexical
+            for dim, values in where.values.items():
+                q = tantivy.Query.term_set_query(
+                    lex.tschema, self._field(dim, "value"), [v.strip().casefold() for v in values]
+                )
+                hit = np.zeros(len(mask), bool)
+                hit[lex.matching(q, max(1, lex.num_docs())).astype(np.int64)] = True
+                mask &= hit
+            if where.path_prefix:
+                hit = np.zeros(len(mask), bool)
+                hit[self.prefix_nids(where.path_prefix).astype(np.int64)] = True
+                mask &= hit
+            with self._lock:
+                if len(self._masks) >= self.MASKS_KEPT:
+                    self._masks.pop(next(iter(self._masks)))
+                self._masks[key] = mask
+        return mask
+
+    @cached_property
+    def _names(self) -> tuple[list[str], np.ndarray]:
+        """Every live node's page names (:func:`~cogitave.nodes.page_names`), sorted, with
+        their nids: a prefix is a range of this list. Built on the first path filter."""
+        pairs: list[tuple[str, int]] = []
+        for nid in self.nodes.live_nids().tolist():
+            rec = self.nodes.record(nid)
+            meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
+            path, url = meta.get("path"), meta.get("url")
+            names = page_names(
+                rec["uid"],
+                path if isinstance(path, str) else "",
+                url if isinstance(url, str) else "",
+            )
+            pairs.extend((n, nid) for n in set(names))
+        pairs.sort()
+        return [n for n, _ in pairs], np.fromiter((i for _, i in pairs), np.uint64, len(pairs))
+
+    def prefix_nids(self, prefix: str) -> np.ndarray:
+        """Live nids one of whose page names starts with ``prefix``, ascending."""
+        names, nids = self._names
+        lo = bisect.bisect_left(names, prefix)
+        hi = bisect.bisect_left(names, prefix + "\U0010ffff")
+        return np.unique(nids[lo:hi])
 
     def match(
         self, dim: str, kind: MatchKind, tokens: Sequence[str], among: np.ndarray
@@ -176,15 +245,28 @@ class Snapshot:
         q = tantivy.Query.term_set_query(lex.tschema, field, list(dict.fromkeys(tokens)))
         return lex.matching_among(q, among)
 
-    def match_all(self, dim: str, kind: MatchKind, tokens: Sequence[str], limit: int) -> np.ndarray:
+    def match_all(
+        self,
+        dim: str,
+        kind: MatchKind,
+        tokens: Sequence[str],
+        limit: int,
+        where: Where | None = None,
+    ) -> np.ndarray:
         lex = self.lexical
         q = tantivy.Query.term_set_query(
             lex.tschema, self._field(dim, kind), list(dict.fromkeys(tokens))
         )
-        return lex.matching(q, limit)
+        if not where:
+            return lex.matching(q, limit)
+        mask = self.allowed(where)
+        got = lex.matching(q, lex.num_docs())
+        return got[mask[got.astype(np.int64)]][:limit]
 
-    def dense(self, dim: str, q: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.vectors[dim].search(q, depth)
+    def dense(
+        self, dim: str, q: np.ndarray, depth: int, where: Where | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return self.vectors[dim].search(q, depth, self.allowed(where) if where else None)
 
     def vectors_of(self, dim: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self.vectors[dim].vectors_of(np.asarray(ids, np.int64).tolist())
