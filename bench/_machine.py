@@ -142,9 +142,3 @@ def write_section(
         else:
             lines[at:at] = [*block, ""]
     _atomic_write(results, "\n".join(lines))
-
-
-def append_results(text: str) -> None:
-    """Append a benchmark's section to ``bench/RESULTS.md`` (the former ``--write``)."""
-    with RESULTS.open("a") as fh:
-        fh.write(text)
