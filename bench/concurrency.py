@@ -10,8 +10,8 @@ publish; "open" is a reader moving to a new HEAD (open + first search).
     .venv/bin/python bench/concurrency.py [--threads 1,8] [--seconds 20] [--nodes 5000]
         [--batch 200] [--retention 100000]
 
-Prints a markdown table (``--write`` appends it to bench/RESULTS.md with the machine); the
-collection lives in a temporary directory.
+Prints a markdown table (``--write`` puts it in its section of bench/RESULTS.md with the
+machine); the collection lives in a temporary directory.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _machine import append_results, machine_line  # noqa: E402
+from _machine import machine_line, write_section  # noqa: E402
 from tests.conftest import SCHEMA, make_nodes  # noqa: E402
 from tests.test_concurrency import run_concurrency  # noqa: E402
 
@@ -40,7 +40,7 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--batch", type=int, default=200, help="nodes added per publish")
     ap.add_argument("--retention", type=int, default=100_000, help="roots the writer keeps")
-    ap.add_argument("--write", action="store_true", help="append the table to bench/RESULTS.md")
+    ap.add_argument("--write", action="store_true", help="replace its section of bench/RESULTS.md")
     args = ap.parse_args()
     rows = []
     for n_threads in (int(x) for x in args.threads.split(",")):
@@ -92,7 +92,7 @@ def main() -> None:
     text = "\n".join(out) + "\n"
     print(text)
     if args.write:
-        append_results(text)
+        write_section("concurrency", text)
     if any(errors or mism for _, _, errors, mism, _ in rows):
         sys.exit(1)
 

@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from _machine import append_results, machine_line
+from _machine import machine_line, write_section
 
 from cogitave import Collection, SearchRequest
 from cogitave.config import Rerank, Settings
@@ -222,7 +222,7 @@ def main() -> None:
     text = "\n".join(out) + "\n"
     print(text)
     if args.write:
-        append_results(text)
+        write_section("docs_graph", text)
 
 
 if __name__ == "__main__":

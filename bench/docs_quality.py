@@ -7,7 +7,7 @@ this project's own docs with ``read_markdown`` and the default encoder, then run
 question set of ``bench/questions/`` through bm25, dense, hybrid and planned and prints MRR,
 Hit@1/3/5, nDCG@5 over page URLs (top 5 hits as returned) and the answer size in tokens
 (characters / 4 of the compact JSON of those 5 hits), plus the per-query wins and losses of
-planned against hybrid. ``--write`` appends the tables to ``bench/RESULTS.md``.
+planned against hybrid. ``--write`` replaces their section of ``bench/RESULTS.md``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from _defaults import with_default_settings
-from _machine import append_results, machine_line
+from _machine import machine_line, write_section
 
 from cogitave import Collection
 from cogitave.eval.docs import (
@@ -126,7 +126,7 @@ def main() -> None:
     text = "\n".join(out) + "\n"
     print(text)
     if args.write:
-        append_results(text)
+        write_section("docs_quality", text)
 
 
 def row(s: UrlScore, label: str | None = None) -> str:

@@ -510,7 +510,7 @@ def explain(col: Any, text: str) -> str:
 
 
 def main() -> None:
-    from _machine import append_results, machine_line
+    from _machine import machine_line, write_section
 
     from cogitave.eval.run import run_systems
 
@@ -606,7 +606,7 @@ def main() -> None:
         + "\n"
     )
     if args.write:
-        append_results(out)
+        write_section("facets", out)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ latency of one short query (p50/p90 over SciFact queries).
 
     .venv/bin/python bench/indexing.py [--sizes 300,5000] [--encoder] [--write]
 
-``--write`` appends the tables to bench/RESULTS.md with the machine noted.
+``--write`` puts the tables in their section of bench/RESULTS.md with the machine noted.
 """
 
 # ruff: noqa: I001  (cogitave is imported before numpy on purpose)
@@ -51,11 +51,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _machine import machine_line
+from _machine import machine_line, write_section
 
 from cogitave.expand.embed import OnnxMiniLMEncoder, default_threads, mean_pool_normalize
 
-HERE = Path(__file__).parent
 STAGES = ("ingest", "lexical", "embed", "vectors", "other")
 
 # Runs inside the subprocess: the CLI's own main, with timers on the ingest read, the publish
@@ -260,7 +259,7 @@ def main() -> None:
     ap.add_argument("--encoder-docs", type=int, default=256)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-index", action="store_true", help="only the encoder table")
-    ap.add_argument("--write", action="store_true", help="append to bench/RESULTS.md")
+    ap.add_argument("--write", action="store_true", help="replace its section of bench/RESULTS.md")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     threads = default_threads()
@@ -272,9 +271,11 @@ def main() -> None:
         body += "\n" + encoder_table(args.encoder_docs, args.rounds)
     print(body)
     if args.write:
-        with (HERE / "RESULTS.md").open("a") as f:
-            f.write(f"\n## Indexing throughput ({time.strftime('%Y-%m-%d')})\n\n")
-            f.write(f"{machine_line()}\n\n`bench/indexing.py --sizes {args.sizes}`\n\n{body}")
+        write_section(
+            "indexing",
+            f"## Indexing throughput ({time.strftime('%Y-%m-%d')})\n\n{machine_line()}\n\n"
+            f"`bench/indexing.py --sizes {args.sizes}`\n\n{body}",
+        )
 
 
 if __name__ == "__main__":

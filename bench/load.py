@@ -21,7 +21,7 @@ Loopback only: the address is fixed to 127.0.0.1.
     .venv/bin/python bench/load.py [--seconds 30] [--levels 1,8,32] [--collection DIR]
         [--encoder default|none] [--mix [--heavy 8] [--light 2]] [--write]
 
-Prints a markdown table (``--write`` appends it to bench/RESULTS.md with the machine line);
+Prints a markdown table (``--write`` puts it in its section of bench/RESULTS.md with the machine);
 writes nothing else outside a temporary directory.
 """
 
@@ -271,7 +271,7 @@ def main() -> None:
     ap.add_argument("--mix", action="store_true", help="light searches alone, then with heavy")
     ap.add_argument("--heavy", type=int, default=8, help="heavy workers in --mix")
     ap.add_argument("--light", type=int, default=2, help="light search workers in --mix")
-    ap.add_argument("--write", action="store_true", help="append the table to bench/RESULTS.md")
+    ap.add_argument("--write", action="store_true", help="replace its section of bench/RESULTS.md")
     args = ap.parse_args()
     levels = [int(x) for x in args.levels.split(",") if x.strip()]
     tmp = Path(tempfile.mkdtemp(prefix="cogitave-load-"))
@@ -321,10 +321,10 @@ def main() -> None:
         return
     print(text)
     if args.write:
-        from bench._machine import machine_line
+        from bench._machine import machine_line, write_section
 
-        with (ROOT / "bench" / "RESULTS.md").open("a", encoding="utf-8") as f:
-            f.write("\n" + text.strip() + "\n\n" + machine_line() + "\n")
+        head, rest = text.strip().split("\n", 1)
+        write_section("load", f"{head}\n\n{machine_line()}\n{rest}")
 
 
 def report_mixed(
@@ -356,7 +356,8 @@ def report_mixed(
     return "\n".join(
         [
             "",
-            f"## Load with heavy requests: `bench/load.py --mix --seconds {args.seconds:g} "
+            f"## Load with heavy requests ({time.strftime('%Y-%m-%d')}): "
+            f"`bench/load.py --mix --seconds {args.seconds:g} "
             f"--heavy {args.heavy} --light {args.light}`",
             "",
             f"{args.light} light search workers alone, then beside {args.heavy} heavy workers "

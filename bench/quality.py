@@ -17,8 +17,8 @@ it), runs bm25, dense, hybrid and planned over the same snapshot and the same qu
 ``exact-rrf``: the RRF of the same BM25 lens and an exact (brute-force) search over the same
 stored whole-node vectors, which shows what approximate search costs. Prints nDCG@10,
 recall@100, MRR@10, latency percentiles and the per-query wins and losses of planned against
-hybrid (nDCG@10, ties within 1e-9). ``--write`` appends the tables to bench/RESULTS.md with
-the machine noted.
+hybrid (nDCG@10, ties within 1e-9). ``--write`` puts the tables in their section of
+bench/RESULTS.md with the machine noted.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pytrec_eval
 from _defaults import with_default_settings
-from _machine import append_results, machine_line
+from _machine import machine_line, write_section
 
 from cogitave import Collection
 from cogitave.eval import cranfield
@@ -217,7 +217,7 @@ def main() -> None:
     )
     print(out)
     if args.write:
-        append_results(out)
+        write_section("quality", out)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ are stored vectors of the largest segment plus a little noise.
     .venv/bin/python bench/segments.py [--rows 100000] [--centres 2000] [--seed 5]
         [--rounds 3] [--no-f16] [--collection PATH [--dim _all]] [--write]
 
-Prints a markdown table; ``--write`` appends it to bench/RESULTS.md with the machine noted.
+Prints a markdown table; ``--write`` puts it in its section of bench/RESULTS.md with the machine.
 """
 
 # ruff: noqa: I001  (cogitave is imported before numpy on purpose)
@@ -52,14 +52,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _machine import machine_line
+from _machine import machine_line, write_section
 
 from cogitave.store import vectors
 from cogitave.store.arrays import npy_bytes
 from cogitave.store.roots import RootStore
 from usearch.index import Index
 
-HERE = Path(__file__).parent
 DIM = 384
 NOISE = 0.08  # per coordinate: a point's cosine to its centre is about 0.55
 QUERIES = 300
@@ -270,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--no-f16", action="store_true", help="skip the f16 line")
     ap.add_argument("--collection", help="also time the stored layouts of this collection")
     ap.add_argument("--dim", default="_all", help="the dimension --collection reads")
-    ap.add_argument("--write", action="store_true", help="append to bench/RESULTS.md")
+    ap.add_argument("--write", action="store_true", help="replace its section of bench/RESULTS.md")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()
@@ -364,9 +363,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
     print(body)
     if args.write:
-        with (HERE / "RESULTS.md").open("a") as f:
-            f.write(f"\n## Vector segments ({time.strftime('%Y-%m-%d')})\n\n{machine_line()}\n\n")
-            f.write(body)
+        head = f"## Vector segments ({time.strftime('%Y-%m-%d')})\n\n{machine_line()}\n\n"
+        write_section("segments", head + body)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
-from _machine import append_results, machine_line
+from _machine import machine_line, write_section
 
 from cogitave import Collection, SearchRequest
 from cogitave.config import Settings
@@ -208,7 +208,7 @@ def main() -> None:
     )
     print(out)
     if args.write:
-        append_results(out)
+        write_section("settings_sweep", out)
 
 
 if __name__ == "__main__":

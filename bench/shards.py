@@ -19,7 +19,8 @@
    they are what it would compute), and queries go to the encoder itself. Every collection in
    the run then holds real MiniLM vectors without paying ~15 minutes of encoding per build.
 
-Prints markdown tables; ``--write`` appends them to bench/RESULTS.md with the machine line.
+Prints markdown tables; ``--write`` puts them in their section of bench/RESULTS.md with the
+machine line.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _machine import machine_line
+from _machine import machine_line, write_section
 
 from cogitave import Collection
 from cogitave.distributed import hashed
@@ -51,7 +52,6 @@ from cogitave.query.engine import query_encoder
 from cogitave.query.types import SearchRequest
 from cogitave.schema import WHOLE
 
-HERE = Path(__file__).parent
 DATA = Path(__import__("os").environ.get("COGITAVE_DATA", "/work/shared/data")) / "scifact"
 SYSTEMS = ("bm25", "dense", "hybrid", "planned")
 
@@ -149,7 +149,7 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=0, help="documents (0: all)")
     ap.add_argument("--queries", type=int, default=0, help="judged queries (0: all)")
     ap.add_argument("--build-docs", type=int, default=300, help="0: skip the build table")
-    ap.add_argument("--write", action="store_true", help="append to bench/RESULTS.md")
+    ap.add_argument("--write", action="store_true", help="replace its section of bench/RESULTS.md")
     ap.add_argument(
         "--vectors-from",
         type=Path,
@@ -243,9 +243,8 @@ def main() -> None:
     )
     print(body)
     if args.write:
-        with (HERE / "RESULTS.md").open("a") as f:
-            f.write(f"\n## Sharded collections on Ray ({time.strftime('%Y-%m-%d')})\n\n")
-            f.write(f"{machine_line()}\n\n{body}")
+        head = f"## Sharded collections on Ray ({time.strftime('%Y-%m-%d')})\n\n"
+        write_section("shards", f"{head}{machine_line()}\n\n{body}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ the tree's, and every stored record equals the one read from the tree.
 
     .venv/bin/python bench/sync.py [--corpus fastapi,hugo] [--encoder NAME] [--write]
 
-Prints a markdown table; ``--write`` appends it to bench/RESULTS.md with the machine noted.
+Prints a markdown table; ``--write`` puts it in its section of bench/RESULTS.md with the machine.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _machine import machine_line  # noqa: E402
+from _machine import machine_line, write_section  # noqa: E402
 
 from cogitave import Collection  # noqa: E402
 from cogitave.expand.embed import DEFAULT_ENCODER  # noqa: E402
@@ -183,7 +183,7 @@ def main() -> None:
     ap.add_argument("--corpus", default="fastapi,hugo", help="comma-separated: fastapi, hugo")
     ap.add_argument("--encoder", default=DEFAULT_ENCODER)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--write", action="store_true", help="append to bench/RESULTS.md")
+    ap.add_argument("--write", action="store_true", help="replace its section of bench/RESULTS.md")
     args = ap.parse_args()
     if args.encoder == "stub":
         from cogitave.expand.embed import register_encoder
@@ -197,9 +197,10 @@ def main() -> None:
     print(body)
     if args.write:
         cmd = "bench/sync.py " + " ".join(sys.argv[1:])
-        with (HERE / "RESULTS.md").open("a") as f:
-            f.write(f"\n## Sync: re-indexing a docs tree ({time.strftime('%Y-%m-%d')})\n\n")
-            f.write(f"{machine_line()}\n\n`{cmd}`, encoder {args.encoder}.\n\n{body}")
+        head = f"## Sync: re-indexing a docs tree ({time.strftime('%Y-%m-%d')})\n\n"
+        write_section(
+            "sync", f"{head}{machine_line()}\n\n`{cmd}`, encoder {args.encoder}.\n\n{body}"
+        )
 
 
 if __name__ == "__main__":
