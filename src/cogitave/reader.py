@@ -99,6 +99,10 @@ class Reader:
         """Load what the first query would (lexicon, encoder, indexes) ahead of traffic."""
         self.engine().warm()
 
+    def follow(self) -> None:
+        """Keep reading the newest root as writers publish (servers call this once; a reader
+        whose roots never move, such as a sharded view, has nothing to follow)."""
+
     def describe(self) -> Description:
         """Kinds, dimensions and edge labels of the current root."""
         port = self._ports.current()

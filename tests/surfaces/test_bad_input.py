@@ -33,7 +33,7 @@ from cogitave.errors import CogitaveError
 from cogitave.query.types import SearchRequest
 from cogitave.surfaces.http import create_app
 from cogitave.surfaces.mcp import build_mcp
-from tests.surfaces.test_one_ranking import BASE_URL, docs_collection
+from tests.helpers import BASE_URL, docs_collection
 
 CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
 BOUND_S = 2.0
@@ -350,7 +350,7 @@ MCP_CASES: list[Any] = [
     ("get_related", {"uid": "index", "limit": 10**20}, "limit"),
     ("get_related", {"uid": "\udcff"}, "uid"),
     ("resolve_xref", {"ref": "x", "limit": -3}, "limit"),
-    ("get_learning_path", {"target": "a\x00"}, "not_found"),
+    ("get_learning_path", {"target": "a\x00"}, "bad_input"),
     ("code_sample_search", {"query": "x", "language": 5}, "language"),
     ("query_graph", {"query": "MATCH (n) RETURN n " + "x" * 1_000_000}, "syntax"),
     ("query_graph", {"query": NESTED_MATCH}, "syntax"),

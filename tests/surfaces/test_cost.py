@@ -27,9 +27,9 @@ from cogitave.surfaces.cost import Budget, Limits, WorkerPool, json_size
 from cogitave.surfaces.graphql_cost import estimate_cost
 from cogitave.surfaces.http import McpSessions, create_app
 from tests.clock import stopwatch
+from tests.helpers import BASE_URL, docs_collection
 from tests.surfaces.test_http import error
 from tests.surfaces.test_mcp import _free_port, call, text
-from tests.surfaces.test_one_ranking import BASE_URL, docs_collection
 
 CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
 NESTED = """{

@@ -16,7 +16,7 @@ from cogitave.collection import Collection
 from cogitave.surfaces.cost import DEFAULT_LIMITS
 from cogitave.surfaces.graphql import MAX_ALIASES, MAX_DEPTH
 from cogitave.surfaces.http import create_app
-from tests.surfaces.test_one_ranking import BASE_URL, docs_collection
+from tests.helpers import BASE_URL, docs_collection
 
 SLACK_S = 3.0  # a loaded 2-core box; unbounded work took tens of seconds
 UIDS = ["tutorial/query", "tutorial/install", "tutorial/install#using-pip", "index"]

@@ -10,9 +10,10 @@ from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from cogitave.collection import Collection
-from cogitave.query.types import SearchRequest
+from cogitave.service import ops
+from cogitave.service.args import SearchArgs
 from cogitave.surfaces.http import create_app
-from tests.surfaces.test_one_ranking import BASE_URL, docs_collection
+from tests.helpers import BASE_URL, docs_collection
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,7 @@ def error(resp: Any, status: int, code: str | None = None) -> dict[str, Any]:
 
 def test_search_is_the_python_api_answer(client: TestClient, col: Collection) -> None:
     body = client.post("/search", json={"query": "reciprocal rank fusion", "limit": 4}).json()
-    want = col.search(SearchRequest(query="reciprocal rank fusion", limit=4)).to_dict()
+    want = ops.search(col, SearchArgs("reciprocal rank fusion", limit=4)).to_dict()
     assert body["results"] == want["results"]
     assert body["root"] == col.root
     assert body["diagnostics"]["root"] == col.root

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
@@ -19,10 +18,10 @@ from mcp import Client, StdioServerParameters
 from cogitave.collection import Collection
 from cogitave.ingest.markdown import read_markdown
 from cogitave.nodes import Node
+from cogitave.service.render import blocks, estimate_tokens, fence, fit
 from cogitave.surfaces.http import create_app
 from cogitave.surfaces.mcp import build_mcp
-from cogitave.surfaces.render import blocks, estimate_tokens, fence, fit
-from tests.surfaces.test_one_ranking import BASE_URL, DOCS
+from tests.helpers import BASE_URL, DOCS, CliResult, run_cli
 
 CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
 SITE = "https://demo.example.org/docs"
@@ -268,29 +267,27 @@ def test_rest_markdown_search_and_fetch(client: TestClient) -> None:
 
 def test_graphql_markdown_search_and_fetch(client: TestClient) -> None:
     q = """query($r: String!) {
-      searchMarkdown(query: "install with pip", maxTokens: 300) { markdown tokens truncated }
+      searchMarkdown(query: "install with pip", maxTokens: 300) {
+        markdown budget { tokens truncated }
+      }
       fetch(ref: $r, maxTokens: 400) { uid markdown nextOffset }
     }"""
     data = client.post("/graphql", json={"query": q, "variables": {"r": "tutorial/limits"}}).json()[
         "data"
     ]
     assert "## Installation" in data["searchMarkdown"]["markdown"]
-    assert data["searchMarkdown"]["tokens"] <= 300
+    assert data["searchMarkdown"]["budget"]["tokens"] <= 300
     assert data["fetch"]["uid"] == "tutorial/limits" and data["fetch"]["nextOffset"] > 0
 
 
-def _cli(col: Collection, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, "search", "install with pip", "--collection", str(col.store.path), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "200"},
+def _cli(col: Collection, *args: str) -> CliResult:
+    return run_cli(
+        "search", "install with pip", "--collection", str(col.store.path), *args, ok=False
     )
 
 
 def test_cli_formats(col: Collection) -> None:
-    t = _cli(col, "--limit", "3")
+    t = _cli(col, "--limit", "3", "--no-group-by-page")
     assert t.returncode == 0, t.stderr
     assert (
         "Installation › Using pip" in t.stdout and f"{SITE}/tutorial/install/#using-pip" in t.stdout

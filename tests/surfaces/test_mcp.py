@@ -19,7 +19,7 @@ from mcp.types import CallToolResult
 from cogitave.collection import Collection
 from cogitave.query.types import SearchRequest
 from cogitave.surfaces.mcp import build_mcp
-from tests.surfaces.test_one_ranking import docs_collection
+from tests.helpers import docs_collection
 
 CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
 TOOLS = {

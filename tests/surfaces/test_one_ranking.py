@@ -1,105 +1,36 @@
-"""One ranking: the Python API, the CLI, REST, GraphQL and MCP return the same uids in order.
+"""One ranking: every surface asks the same service operation and gets the same pages in the
+same order, on a plain and on a sharded collection.
 
-Also home of the small MkDocs collection every surface test shares (built once per session).
+The reference is the service operation itself (``ops.search``); then MCP ``docs_search``,
+REST JSON and Markdown, GraphQL ``search`` and ``searchMarkdown``, the CLI's ``--json`` and
+``--format markdown``, each with only the question and the limit (every default is the
+operation's).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+import re
 from typing import Any
 
-import anyio
 import pytest
 from fastapi.testclient import TestClient
-from mcp import Client
 
 from cogitave.collection import Collection
-from cogitave.ingest.markdown import read_markdown
 from cogitave.query.types import SearchRequest
+from cogitave.reader import Reader
+from cogitave.service import ops
+from cogitave.service.args import SearchArgs
 from cogitave.surfaces.http import create_app
-from cogitave.surfaces.mcp import build_mcp
+from tests.helpers import (
+    BASE_URL,
+    docs_collection,
+    mcp_calls,
+    run_cli,
+    sharded,
+    sharded_docs_collection,
+)
 
-CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
-BASE_URL = "http://127.0.0.1:8765"  # the MCP transport checks Host against DNS rebinding
-DOCS: dict[str, str] = {
-    "mkdocs.yml": """site_name: Demo
-nav:
-  - Home: index.md
-  - Tutorial:
-    - tutorial/install.md
-    - tutorial/first-steps.md
-    - tutorial/query.md
-""",
-    "docs/index.md": """# Demo docs
-
-Welcome to the demo. Start with [the installation](tutorial/install.md).
-""",
-    "docs/tutorial/install.md": """# Installation
-
-Install the package with pip before anything else.
-
-## Using pip
-
-```bash
-pip install demo-package
-```
-
-## From source
-
-Clone the repository and build the wheel.
-
-```python
-import subprocess
-subprocess.run(["python", "-m", "build"])
-```
-""",
-    "docs/tutorial/first-steps.md": """---
-skills: [indexing]
----
-# First steps
-
-Create an index of your documents. Read [installation](install.md#using-pip) first.
-
-## Index a folder
-
-```python
-from demo import Index
-idx = Index.create("docs")
-idx.add_folder("docs/")
-```
-
-## Configuration
-
-A TOML configuration file sets the tokenizer and the embedding model.
-
-```toml
-[index]
-tokenizer = "default"
-```
-""",
-    "docs/tutorial/query.md": """# Querying
-
-Search the index with a query string; results are ranked with reciprocal rank fusion.
-
-## Ranking
-
-Reciprocal rank fusion combines BM25 and dense vectors.
-
-```python
-results = idx.search("leather boots", limit=10)
-for hit in results:
-    print(hit.uid, hit.score)
-```
-
-```javascript
-const results = await idx.search("leather boots");
-```
-""",
-}
 QUERIES = (
     "install with pip",
     "reciprocal rank fusion",
@@ -108,22 +39,12 @@ QUERIES = (
     "how do I search the index",
     "print the score of each hit",
 )
-_SHARED: dict[str, Collection] = {}
-
-
-def docs_collection(factory: pytest.TempPathFactory) -> Collection:
-    """The shared read-only collection (pages, sections, code samples, edges), built once."""
-    if "col" not in _SHARED:
-        site = factory.mktemp("docs-site")
-        for rel, text in DOCS.items():
-            (site / rel).parent.mkdir(parents=True, exist_ok=True)
-            (site / rel).write_text(text, encoding="utf-8")
-        batch = read_markdown(site / "mkdocs.yml")
-        col = Collection.create(factory.mktemp("docs-col") / "col", batch.schema)
-        col.add(batch.nodes)
-        col.publish()
-        _SHARED["col"] = col
-    return _SHARED["col"]
+LIMIT = 10
+TOKENS = 10_000  # every hit shown in the Markdown answers
+GQL = """query($q: String!, $n: Int!, $t: Int!) {
+  search(query: $q, limit: $n) { results { uid } }
+  searchMarkdown(query: $q, limit: $n, maxTokens: $t) { markdown results { uid } }
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -131,87 +52,86 @@ def col(tmp_path_factory: pytest.TempPathFactory) -> Collection:
     return docs_collection(tmp_path_factory)
 
 
-def cli_rankings(path: Path, queries: tuple[str, ...], limit: int) -> dict[str, list[str]]:
-    """``cogitave search --json`` for each query, one process per CPU at a time."""
-    out: dict[str, list[str]] = {}
-    width = max(1, os.cpu_count() or 1)
-    for i in range(0, len(queries), width):
-        procs = {
-            q: subprocess.Popen(
-                [*CLI, "search", q, "--collection", str(path), "--limit", str(limit), "--json"],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for q in queries[i : i + width]
-        }
-        for q, p in procs.items():
-            stdout, stderr = p.communicate(timeout=120)
-            assert p.returncode == 0, stderr
-            out[q] = [r["uid"] for r in json.loads(stdout)["results"]]
-    return out
+def where_shown(markdown: str) -> list[str]:
+    """The URL (or path, or uid) line under each hit's heading of a Markdown answer."""
+    return re.findall(r"^## .*\n(\S+)$", markdown, flags=re.M)
 
 
-async def mcp_rankings(col: Collection, queries: tuple[str, ...], limit: int) -> dict[str, Any]:
-    out = {}
-    async with Client(build_mcp(col)) as client:
-        for q in queries:
-            res = await client.call_tool("docs_search", {"query": q, "limit": limit})
-            assert not res.is_error, res.content
-            out[q] = [r["uid"] for r in res.structured_content["results"]]
-    return out
+def surfaces(reader: Reader, path: str) -> dict[str, dict[str, list[str]]]:
+    """Per surface, per question: the uids it ranked (or the places a Markdown answer
+    shows)."""
+    got: dict[str, dict[str, list[str]]] = {}
 
+    def put(surface: str, q: str, items: list[str]) -> None:
+        got.setdefault(surface, {})[q] = items
 
-def test_every_surface_returns_the_same_ranking(col: Collection) -> None:
-    limit = 10
-    python = {q: col.search(SearchRequest(query=q, limit=limit)).uids for q in QUERIES}
-    # docs_search groups by page; REST gives the same grouping when asked for it
-    grouped = {
-        q: col.search(SearchRequest(query=q, limit=limit, group_by_page=True)).uids for q in QUERIES
-    }
-    cli = cli_rankings(col.store.path, QUERIES, limit)
-    with TestClient(create_app(col), base_url=BASE_URL) as client:
-        rest = {
-            q: [
-                r["uid"]
-                for r in client.post("/search", json={"query": q, "limit": limit}).json()["results"]
-            ]
-            for q in QUERIES
-        }
-        rest_grouped = {
-            q: [
-                r["uid"]
-                for r in client.post(
-                    "/search", json={"query": q, "limit": limit, "group_by_page": True}
-                ).json()["results"]
-            ]
-            for q in QUERIES
-        }
-        gql = {}
+    answers = mcp_calls(reader, *(("docs_search", {"query": q, "limit": LIMIT}) for q in QUERIES))
+    for q, res in zip(QUERIES, answers, strict=True):
+        assert not res.is_error, res.content
+        put("mcp", q, [r["uid"] for r in res.structured_content["results"]])
+    with TestClient(create_app(reader), base_url=BASE_URL) as client:
         for q in QUERIES:
-            body = client.post(
-                "/graphql",
-                json={
-                    "query": "query($q: String!, $n: Int!) { search(query: $q, limit: $n) "
-                    "{ results { uid } } }",
-                    "variables": {"q": q, "n": limit},
-                },
+            body = {"query": q, "limit": LIMIT}
+            put("rest", q, [r["uid"] for r in client.post("/search", json=body).json()["results"]])
+            md = client.post(
+                "/search", params={"format": "markdown", "max_tokens": TOKENS}, json=body
+            )
+            put("rest markdown", q, where_shown(md.text))
+            gql = client.post(
+                "/graphql", json={"query": GQL, "variables": {"q": q, "n": LIMIT, "t": TOKENS}}
             ).json()
-            assert "errors" not in body, body
-            gql[q] = [r["uid"] for r in body["data"]["search"]["results"]]
-    mcp = anyio.run(mcp_rankings, col, QUERIES, limit)
+            assert "errors" not in gql, gql
+            put("graphql", q, [r["uid"] for r in gql["data"]["search"]["results"]])
+            sm = gql["data"]["searchMarkdown"]
+            put("graphql markdown", q, where_shown(sm["markdown"]))
+            put("graphql markdown hits", q, [r["uid"] for r in sm["results"]])
     for q in QUERIES:
-        assert python[q], f"no results for {q!r}"
-        assert cli[q] == python[q], q
-        assert rest[q] == python[q], q
-        assert gql[q] == python[q], q
-        assert mcp[q] == grouped[q] == rest_grouped[q], q
+        args = ("search", q, "--collection", path, "--limit", str(LIMIT))
+        put("cli", q, [r["uid"] for r in json.loads(run_cli(*args, "--json").stdout)["results"]])
+        md = run_cli(*args, "--format", "markdown", "--max-tokens", str(TOKENS)).stdout
+        put("cli markdown", q, where_shown(md))
+    return got
+
+
+@pytest.mark.parametrize("kind", ["plain", "sharded"])
+def test_every_surface_returns_the_same_pages(
+    kind: str, col: Collection, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    if kind == "plain":
+        reader: Reader = col
+        path = str(col.store.path)
+    else:
+        where = sharded_docs_collection(tmp_path_factory)
+        reader, path = sharded(where), str(where)
+    reference = {q: ops.search(reader, SearchArgs(q, limit=LIMIT)) for q in QUERIES}
+    uids = {q: r.uids for q, r in reference.items()}
+    shown = {q: [h.url or h.path or h.uid for h in r.results] for q, r in reference.items()}
+    assert all(uids.values())
+    got = surfaces(reader, path)
+    for surface, ranked in got.items():
+        want = shown if "markdown" in surface and "hits" not in surface else uids
+        for q in QUERIES:
+            assert ranked[q] == want[q], (surface, q)
+    # one hit per page by default: no page is listed twice
+    for q, r in reference.items():
+        pages = [h.path or h.uid.split("#")[0] for h in r.results]
+        assert len(pages) == len(set(pages)), q
+
+
+def test_a_sharded_collection_ranks_as_the_plain_one(
+    col: Collection, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    view = sharded(sharded_docs_collection(tmp_path_factory))
+    for q in QUERIES:
+        for mode in ("bm25", "hybrid", "planned"):
+            args = SearchArgs(q, limit=LIMIT, mode=mode)  # type: ignore[arg-type]
+            assert ops.search(view, args).uids == ops.search(col, args).uids, (q, mode)
 
 
 def test_the_same_ranking_with_filters_and_offset(col: Collection) -> None:
-    body = {"query": "python code", "limit": 3, "offset": 1, "mode": "bm25"}
+    body: dict[str, Any] = {"query": "python code", "limit": 3, "offset": 1, "mode": "bm25"}
     body["filters"] = {"kind": ["code_sample", "section"]}
-    python = col.search(SearchRequest.from_dict(body)).uids
+    python = col.search(SearchRequest.from_dict({**body, "group_by_page": True})).uids
     with TestClient(create_app(col), base_url=BASE_URL) as client:
         rest = [r["uid"] for r in client.post("/search", json=body).json()["results"]]
     assert rest == python

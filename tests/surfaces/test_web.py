@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from cogitave.collection import Collection
 from cogitave.schema import EDGE_LABELS
 from cogitave.surfaces.http import STATIC_DIR, create_app
-from tests.surfaces.test_one_ranking import BASE_URL, docs_collection
+from tests.helpers import BASE_URL, docs_collection
 
 CHROMIUM = os.environ.get("COGITAVE_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("COGITAVE_CHROMEDRIVER", "/usr/bin/chromedriver")

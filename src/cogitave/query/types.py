@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from cogitave.errors import QueryError
 from cogitave.nodes import Node
+from cogitave.store.roots import is_root_id
 
 Mode = Literal["planned", "hybrid", "bm25", "dense"]
 MODES: tuple[str, ...] = ("planned", "hybrid", "bm25", "dense")
@@ -18,6 +19,16 @@ WORDS = re.compile(r"\w+")
 MAX_LIMIT = 1000
 MAX_OFFSET = 10_000
 MAX_PREFIX_CHARS = 1024
+
+
+def valid_text(s: str) -> bool:
+    """Text every index and encoder can take: encodable as UTF-8 (no lone surrogate) and
+    without NUL."""
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in s
 
 
 @dataclass(frozen=True)
@@ -67,8 +78,8 @@ class SearchRequest:
             raise QueryError("query is not valid Unicode text (lone surrogate)") from None
         if len(WORDS.findall(self.query)) > MAX_QUERY_TERMS:
             raise QueryError(f"query has more than {MAX_QUERY_TERMS} words; shorten it")
-        if self.root is not None and not isinstance(self.root, str):
-            raise QueryError("root must be a root id (a string)")
+        if self.root is not None and not (isinstance(self.root, str) and is_root_id(self.root)):
+            raise QueryError("root must be a root id: 64 lowercase hex digits")
         for name, v, hi in (("limit", self.limit, MAX_LIMIT), ("offset", self.offset, MAX_OFFSET)):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise QueryError(f"{name} must be an integer")
@@ -101,6 +112,13 @@ class SearchRequest:
                 raise QueryError(f"filter {k!r} needs a value or a non-empty list of values")
             norm[k] = tuple(str(x) for x in vals)
         object.__setattr__(self, "filters", norm)
+        for name, texts in (
+            ("filters", [*norm, *(v for vals in norm.values() for v in vals)]),
+            ("path_prefix", [self.path_prefix] if isinstance(self.path_prefix, str) else []),
+            ("dimensions", list(self.dimensions or ())),
+        ):
+            if not all(valid_text(t) for t in texts):
+                raise QueryError(f"{name}: not valid Unicode text (a lone surrogate or NUL)")
         if self.group_by_page is not None and not isinstance(self.group_by_page, bool):
             raise QueryError("group_by_page must be true, false or null")
         if not isinstance(self.demote, bool):
@@ -113,7 +131,9 @@ class SearchRequest:
             )
         if self.include_kinds is not None:
             kinds = self.include_kinds
-            if not isinstance(kinds, list | tuple) or not all(isinstance(k, str) for k in kinds):
+            if not isinstance(kinds, list | tuple) or not all(
+                isinstance(k, str) and valid_text(k) for k in kinds
+            ):
                 raise QueryError("include_kinds must be a list of node kinds")
             object.__setattr__(self, "include_kinds", tuple(kinds))
 

@@ -1,8 +1,11 @@
-"""The GraphQL surface (Strawberry): the REST operations as one typed, depth-limited schema.
+"""The GraphQL surface (Strawberry): the service operations as one typed, depth-limited schema.
 
-``search`` (results + diagnostics as a JSON scalar), ``searchMarkdown`` and ``fetch`` (the
-Markdown answers of the MCP tools), ``node``, ``related``, ``learningPath``, ``resolveXref``,
-``queryGraph`` and ``roots``; ``Hit.node`` and ``Node.related`` let a query
+``search`` (the ranking: hits with lens ranks, diagnostics as a JSON scalar), ``searchMarkdown``
+and ``fetch`` (the Markdown answers of the MCP tools), ``node``, ``related``, ``learningPath``,
+``resolveXref``, ``queryGraph`` and ``roots``: each field is one service operation
+(:mod:`cogitave.service.ops`) with the same arguments and defaults, and each GraphQL type is
+made from the domain type the operation returns (:mod:`cogitave.surfaces.graphql_types`), so
+the schema cannot drift from the answers. ``Hit.node`` and ``Node.related`` let a query
 follow the graph, within the depth, alias and token limits below and the request's cost budget
 (:mod:`cogitave.surfaces.cost`): a document whose nested limits multiply past the expansion
 bound is refused before it runs (:mod:`cogitave.surfaces.graphql_cost`), and every field
@@ -14,7 +17,6 @@ answer ``{"error": {"code", "message"}}``.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -34,29 +36,30 @@ from strawberry.fastapi import GraphQLRouter
 from strawberry.scalars import JSON
 from strawberry.types import ExecutionContext, Info
 
-from cogitave.collection import Collection
 from cogitave.errors import CogitaveError, HTTPError, TooCostlyError
-from cogitave.query.types import SearchResponse
-from cogitave.surfaces import service
+from cogitave.graph.query import GraphQueryResult
+from cogitave.graph.tools import LearningPath, Related, RelatedResult, XrefResult
+from cogitave.nodes import Node as DomainNode
+from cogitave.query.types import Hit, SearchResponse
+from cogitave.reader import Reader
+from cogitave.service import ops
+from cogitave.service.args import (
+    CodeSearchArgs,
+    FetchArgs,
+    GraphQueryArgs,
+    LearningPathArgs,
+    RelatedArgs,
+    SearchArgs,
+    XrefArgs,
+)
 from cogitave.surfaces.cost import DEFAULT_LIMITS, Budget, Limits, WorkerPool, json_size
 from cogitave.surfaces.graphql_cost import estimate_cost
-from cogitave.surfaces.render import DEFAULT_FETCH_TOKENS, DEFAULT_TOKENS
+from cogitave.surfaces.graphql_types import object_type, rows_of
 
 MAX_DEPTH = 8
 MAX_ALIASES = 20
 MAX_TOKENS = 2000
 T = TypeVar("T")
-
-
-def _rows(value: Any) -> int:
-    """How many rows a helper's answer holds (what a nested field multiplies)."""
-    if isinstance(value, SearchResponse):
-        return len(value.results)
-    if isinstance(value, dict):
-        for key in ("results", "items", "rows", "candidates", "steps", "roots"):
-            if isinstance(value.get(key), list):
-                return len(value[key])
-    return 1
 
 
 def coded(e: CogitaveError) -> GraphQLError:
@@ -67,18 +70,18 @@ def coded(e: CogitaveError) -> GraphQLError:
     return GraphQLError(" ".join(e.message.split()), extensions=ext)
 
 
-async def _run(info: Info, fn: Callable[..., T], *args: Any) -> T:
-    """Call a facade helper on the worker pool under the request's budget: its rows count as
-    expansions and its size as response bytes. Engine errors become coded GraphQL errors."""
+async def run(info: Info, operation: Callable[[Reader], T]) -> T:
+    """Run a service operation on the worker pool under the request's budget: its rows
+    count as expansions and its size as response bytes. Engine errors become coded GraphQL
+    errors."""
     ctx = info.context
-    col: Collection = ctx["collection"]
+    reader: Reader = ctx["reader"]
     budget: Budget = ctx["budget"]
 
     def job() -> T:
-        out = fn(col, *args)
-        body = out.to_dict() if isinstance(out, SearchResponse) else out
-        budget.charge(_rows(out), f"field {info.field_name}")
-        budget.charge_bytes(json_size(body, budget.limits.response_bytes))
+        out = operation(reader)
+        budget.charge(rows_of(out), f"field {info.field_name}")
+        budget.charge_bytes(json_size(ops.to_json(out), budget.limits.response_bytes))
         return out
 
     try:
@@ -88,200 +91,87 @@ async def _run(info: Info, fn: Callable[..., T], *args: Any) -> T:
         raise coded(e) from None
 
 
-def _make(cls: type[T], data: dict[str, Any]) -> T:
-    """A GraphQL object from a service dict, taking the fields the type declares."""
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    return cls(**{k: v for k, v in data.items() if k in names})
+async def guarded(build: Callable[[], T]) -> T:
+    """Typed arguments built from a field's, their errors coded."""
+    try:
+        return build()
+    except CogitaveError as e:
+        raise coded(e) from None
 
 
-@strawberry.type
-class Edge:
-    label: str
-    dst: str
+def given(**kw: Any) -> dict[str, Any]:
+    """The arguments a query gave (the operation's argument type holds the defaults)."""
+    return {k: v for k, v in kw.items() if v is not None}
 
 
-@strawberry.type
-class Node:
-    uid: str
-    kind: str
-    dims: JSON
-    content: str | None
-    edges: list[Edge]
-    meta: JSON
-    code: str | None
-    link: str = strawberry.field(description="The content-API path of this node.")
-
-    @classmethod
-    def from_record(cls, rec: dict[str, Any]) -> Node:
-        return cls(
-            uid=rec["uid"],
-            kind=rec["kind"],
-            dims=rec["dims"],
-            content=rec.get("content"),
-            edges=[Edge(label=e["label"], dst=e["dst"]) for e in rec.get("edges", ())],
-            meta=rec.get("meta", {}),
-            code=rec.get("code"),
-            link=rec["links"]["self"],
-        )
-
-    @strawberry.field(description="Neighbours within `depth` hops (1-4).")
-    async def related(
-        self,
-        info: Info,
-        labels: list[str] | None = None,
-        direction: str = "both",
-        depth: int = 1,
-        limit: int = service.RELATED_DEFAULT_LIMIT,
-    ) -> RelatedResult:
-        return await _related(info, self.uid, labels, direction, depth, limit)
-
-
-async def _node(info: Info, uid: str) -> Node:
-    rec = await _run(info, lambda col, u: service.node_record(col.get(u)), uid)
-    return Node.from_record(rec)
-
-
-@strawberry.type
-class Hit:
-    uid: str
-    rank: int
-    score: float
-    kind: str
-    title: str
-    snippet: str
-    lenses: JSON
-    url: str
-    path: str
-    breadcrumb: list[str]
-
-    @strawberry.field(description="The full node (content API).")
-    async def node(self, info: Info) -> Node:
-        return await _node(info, self.uid)
-
-
-@strawberry.type
-class SearchResult:
-    results: list[Hit]
-    root: str
-    diagnostics: JSON
-
-
-@strawberry.type
-class MarkdownAnswer:
-    markdown: str
-    root: str
-    hits: int
-    shown: int
-    tokens: int
-    truncated: bool
-
-
-@strawberry.type
-class FetchResult:
-    uid: str
-    kind: str
-    title: str
-    url: str
-    markdown: str
-    offset: int
-    blocks: int
-    total_blocks: int
-    next_offset: int | None
-    tokens: int
-
-
-@strawberry.type
-class Related:
-    uid: str
-    kind: str
-    title: str
-    depth: int
-    path: JSON
-
-    @strawberry.field
-    async def node(self, info: Info) -> Node:
-        return await _node(info, self.uid)
-
-
-@strawberry.type
-class RelatedResult:
-    uid: str
-    items: list[Related]
-    truncated: bool
-
-
+# -- types: each made from the domain type an operation returns ----------------------------
 async def _related(
-    info: Info, uid: str, labels: list[str] | None, direction: str, depth: int, limit: int
+    info: Info,
+    uid: str,
+    labels: list[str] | None,
+    direction: str | None,
+    depth: int | None,
+    limit: int | None,
 ) -> RelatedResult:
-    d = await _run(info, service.related, uid, labels, direction, depth, limit)
-    items = [
-        Related(uid=i["uid"], kind=i["kind"], title=i["title"], depth=i["depth"], path=i["path"])
-        for i in d["items"]
-    ]
-    return RelatedResult(uid=d["uid"], items=items, truncated=d["truncated"])
-
-
-@strawberry.type
-class LearningStep:
-    uid: str
-    kind: str
-    title: str
-    why: str
-    context: JSON
-
-
-@strawberry.type
-class LearningPath:
-    target: str
-    steps: list[LearningStep]
-    cycles: list[list[str]]
-    truncated: bool
-    notes: list[str]
-
-
-@strawberry.type
-class XrefCandidate:
-    uid: str
-    kind: str
-    title: str
-    score: float
-    evidence: str
-
-
-@strawberry.type
-class XrefResult:
-    ref: str
-    exact: bool
-    candidates: list[XrefCandidate]
-
-
-@strawberry.type
-class GraphQueryResult:
-    columns: list[str]
-    rows: JSON
-    truncated: bool
-    elapsed_ms: float
-    stats: JSON
-
-
-@strawberry.type
-class Root:
-    id: str
-    parent: str | None
-    created: str
-    nodes: int
-    edges: int
-    segments: int
-    head: bool
-    held: bool = strawberry.field(
-        default=False, description="An open reader holds it past the retention count."
+    args = await guarded(
+        lambda: RelatedArgs(
+            uid,
+            **given(
+                labels=tuple(labels) if labels is not None else None,
+                direction=direction,
+                depth=depth,
+                limit=limit,
+            ),
+        )
     )
+    return await run(info, lambda r: ops.related(r, args))
 
 
-@strawberry.type
-class Roots:
-    current: str
-    roots: list[Root]
+async def _node(info: Info, uid: str) -> DomainNode:
+    return await run(info, lambda r: ops.node(r, uid))
+
+
+@strawberry.field(description="Neighbours within `depth` hops (1-4).")
+async def _node_related(
+    self: Any,
+    info: Info,
+    labels: list[str] | None = None,
+    direction: str | None = None,
+    depth: int | None = None,
+    limit: int | None = None,
+) -> RelatedResultType:  # type: ignore[valid-type]
+    return await _related(info, self.uid, labels, direction, depth, limit)
+
+
+@strawberry.field(description="The code of a code sample (its ``code`` dimension).")
+def _node_code(self: Any) -> str | None:
+    code = self.dims.get("code")
+    return code if isinstance(code, str) else None
+
+
+@strawberry.field(description="The content-API path of this node.")
+def _node_link(self: Any) -> str:
+    return ops.content_link(self.uid)
+
+
+@strawberry.field(description="The full node (content API).")
+async def _full_node(self: Any, info: Info) -> NodeType:  # type: ignore[valid-type]
+    return await _node(info, self.uid)
+
+
+NodeType = object_type(
+    DomainNode, "Node", extra={"code": _node_code, "link": _node_link, "related": _node_related}
+)
+HitType = object_type(Hit, extra={"node": _full_node})
+RelatedType = object_type(Related, extra={"node": _full_node})
+RelatedResultType = object_type(RelatedResult)
+SearchResultType = object_type(SearchResponse, "SearchResult", exclude=("nodes",))
+DocsAnswerType = object_type(ops.DocsAnswer, "DocsAnswer")
+FetchAnswerType = object_type(ops.FetchAnswer, "FetchAnswer")
+LearningPathType = object_type(LearningPath)
+XrefResultType = object_type(XrefResult)
+GraphQueryResultType = object_type(GraphQueryResult)
+RootsType = object_type(ops.RootsAnswer, "Roots")
 
 
 @strawberry.type
@@ -291,86 +181,115 @@ class Query:
         self,
         info: Info,
         query: str,
-        limit: int = 10,
-        offset: int = 0,
-        mode: str = "planned",
+        limit: int | None = None,
+        offset: int | None = None,
+        mode: str | None = None,
+        kind: list[str] | None = None,
         dimensions: list[str] | None = None,
         filters: JSON | None = None,
-        backfill: bool = False,
-        explain: bool = False,
+        path_prefix: str | None = None,
+        group_by_page: bool | None = None,
+        include_kinds: list[str] | None = None,
+        demote: bool | None = None,
+        backfill: bool | None = None,
+        explain: bool | None = None,
         root: str | None = None,
-    ) -> SearchResult:
-        body: dict[str, Any] = {
-            "query": query,
-            "limit": limit,
-            "offset": offset,
-            "mode": mode,
-            "dimensions": dimensions,
-            "filters": filters,
-            "backfill": backfill,
-            "explain": explain,
-            "root": root,
-        }
-        res = await _run(info, lambda col, b: service.search(col, service.search_request(b)), body)
-        hits = [
-            Hit(
-                uid=h.uid,
-                rank=h.rank,
-                score=h.score,
-                kind=h.kind,
-                title=h.title,
-                snippet=h.snippet,
-                lenses=dict(h.lenses),
-                url=h.url,
-                path=h.path,
-                breadcrumb=list(h.breadcrumb),
+    ) -> SearchResultType:  # type: ignore[valid-type]
+        args = await guarded(
+            lambda: SearchArgs(
+                query,
+                **given(
+                    limit=limit,
+                    offset=offset,
+                    mode=mode,
+                    kind=kind,
+                    dimensions=dimensions,
+                    filters=filters,
+                    path_prefix=path_prefix,
+                    group_by_page=group_by_page,
+                    include_kinds=include_kinds,
+                    demote=demote,
+                    backfill=backfill,
+                    explain=explain,
+                    root=root,
+                ),
             )
-            for h in res.results
-        ]
-        return SearchResult(results=hits, root=res.root, diagnostics=dict(res.diagnostics))
+        )
+        return await run(info, lambda r: ops.search(r, args))
 
     @strawberry.field(
         description="Ranked search as one Markdown answer within `maxTokens` (the MCP "
-        "docs_search text): per hit its breadcrumb, URL, text and fenced code."
+        "docs_search answer): per hit its breadcrumb, URL, text and fenced code; the "
+        "compact hits, the root and how the answer was cut."
     )
     async def search_markdown(
         self,
         info: Info,
         query: str,
-        limit: int = 10,
+        limit: int | None = None,
+        offset: int | None = None,
+        mode: str | None = None,
         kind: list[str] | None = None,
-        max_tokens: int = DEFAULT_TOKENS,
-    ) -> MarkdownAnswer:
-        filters = {"kind": kind} if kind is not None else None
-        body = {"query": query, "limit": limit, "filters": filters}
-
-        def run(col: Collection, b: dict[str, Any], mt: int) -> dict[str, Any]:
-            return service.public(service.search_compact(col, service.search_request(b), mt))
-
-        d = await _run(info, run, body, max_tokens)
-        cut = d["budget"]
-        return MarkdownAnswer(
-            markdown=d["markdown"],
-            root=d["root"],
-            hits=cut["hits"],
-            shown=cut["shown"],
-            tokens=cut["tokens"],
-            truncated=cut["truncated"],
+        dimensions: list[str] | None = None,
+        filters: JSON | None = None,
+        path_prefix: str | None = None,
+        group_by_page: bool | None = None,
+        explain: bool | None = None,
+        root: str | None = None,
+        max_tokens: int | None = None,
+    ) -> DocsAnswerType:  # type: ignore[valid-type]
+        args = await guarded(
+            lambda: SearchArgs(
+                query,
+                **given(
+                    limit=limit,
+                    offset=offset,
+                    mode=mode,
+                    kind=kind,
+                    dimensions=dimensions,
+                    filters=filters,
+                    path_prefix=path_prefix,
+                    group_by_page=group_by_page,
+                    explain=explain,
+                    root=root,
+                    max_tokens=max_tokens,
+                ),
+            )
         )
+        return await run(info, lambda r: ops.docs_search(r, args))
+
+    @strawberry.field(
+        description="Code samples for a task as one Markdown answer (the MCP "
+        "code_sample_search answer); each hit with its code and language."
+    )
+    async def code_samples(
+        self,
+        info: Info,
+        query: str,
+        language: str | None = None,
+        limit: int | None = None,
+        max_tokens: int | None = None,
+    ) -> DocsAnswerType:  # type: ignore[valid-type]
+        args = CodeSearchArgs(query, **given(language=language, limit=limit, max_tokens=max_tokens))
+        return await run(info, lambda r: ops.code_sample_search(r, args))
 
     @strawberry.field(
         description="A page or one section (URL, path, uid, page#anchor) as Markdown within "
         "`maxTokens`; `nextOffset` continues a long page."
     )
     async def fetch(
-        self, info: Info, ref: str, max_tokens: int = DEFAULT_FETCH_TOKENS, offset: int = 0
-    ) -> FetchResult:
-        d = await _run(info, service.fetch, ref, max_tokens, offset)
-        return _make(FetchResult, d)
+        self,
+        info: Info,
+        ref: str,
+        max_tokens: int | None = None,
+        offset: int | None = None,
+    ) -> FetchAnswerType:  # type: ignore[valid-type]
+        args = await guarded(lambda: FetchArgs(ref, **given(max_tokens=max_tokens, offset=offset)))
+        return await run(info, lambda r: ops.fetch(r, args))
 
     @strawberry.field(description="One node by uid (the content API).")
-    async def node(self, info: Info, uid: str) -> Node:
-        return await _node(info, uid)
+    async def node(self, info: Info, uid: str) -> NodeType:  # type: ignore[valid-type]
+        return await run(info, lambda r: ops.node(r, uid))
 
     @strawberry.field(description="Neighbours of a node within `depth` hops (1-4).")
     async def related(
@@ -378,49 +297,34 @@ class Query:
         info: Info,
         uid: str,
         labels: list[str] | None = None,
-        direction: str = "both",
-        depth: int = 1,
-        limit: int = service.RELATED_DEFAULT_LIMIT,
-    ) -> RelatedResult:
+        direction: str | None = None,
+        depth: int | None = None,
+        limit: int | None = None,
+    ) -> RelatedResultType:  # type: ignore[valid-type]
         return await _related(info, uid, labels, direction, depth, limit)
 
     @strawberry.field(description="What to read before `target`, prerequisites first.")
-    async def learning_path(self, info: Info, target: str) -> LearningPath:
-        d = await _run(info, service.learning_path, target)
-        steps = [_make(LearningStep, s) for s in d["steps"]]
-        return LearningPath(
-            target=d["target"],
-            steps=steps,
-            cycles=[list(c) for c in d["cycles"]],
-            truncated=d["truncated"],
-            notes=list(d["notes"]),
-        )
+    async def learning_path(self, info: Info, target: str) -> LearningPathType:  # type: ignore[valid-type]
+        args = await guarded(lambda: LearningPathArgs(target))
+        return await run(info, lambda r: ops.learning_path(r, args))
 
     @strawberry.field(description="Node candidates for a uid, path, URL, anchor or title.")
     async def resolve_xref(
-        self, info: Info, ref: str, base: str | None = None, limit: int = 5
-    ) -> XrefResult:
-        d = await _run(info, service.resolve_xref, ref, base, limit)
-        cands = [_make(XrefCandidate, c) for c in d["candidates"]]
-        return XrefResult(ref=d["ref"], exact=d["exact"], candidates=cands)
+        self, info: Info, ref: str, base: str | None = None, limit: int | None = None
+    ) -> XrefResultType:  # type: ignore[valid-type]
+        args = await guarded(lambda: XrefArgs(ref, **given(base=base, limit=limit)))
+        return await run(info, lambda r: ops.resolve_xref(r, args))
 
     @strawberry.field(description="Bounded read-only MATCH ... RETURN over the graph.")
     async def query_graph(
         self, info: Info, query: str, params: JSON | None = None
-    ) -> GraphQueryResult:
-        d = await _run(info, service.graph_query, query, params)
-        return GraphQueryResult(
-            columns=d["columns"],
-            rows=d["rows"],
-            truncated=d["truncated"],
-            elapsed_ms=d["elapsed_ms"],
-            stats=d["stats"],
-        )
+    ) -> GraphQueryResultType:  # type: ignore[valid-type]
+        args = await guarded(lambda: GraphQueryArgs(query, params))
+        return await run(info, lambda r: ops.query_graph(r, args))
 
     @strawberry.field(description="The root this server reads and the retained roots.")
-    async def roots(self, info: Info) -> Roots:
-        d = await _run(info, service.roots)
-        return Roots(current=d["current"], roots=[_make(Root, r) for r in d["roots"]])
+    async def roots(self, info: Info) -> RootsType:  # type: ignore[valid-type]
+        return await run(info, ops.roots)
 
 
 def _unexpected(error: GraphQLError) -> bool:
@@ -476,15 +380,15 @@ RESOLVERS_PER_REQUEST = 2
 
 
 def graphql_router(
-    col: Collection, *, pool: WorkerPool | None = None, limits: Limits = DEFAULT_LIMITS
+    reader: Reader, *, pool: WorkerPool | None = None, limits: Limits = DEFAULT_LIMITS
 ) -> GraphQLRouter:
-    """A FastAPI router serving :data:`schema` over ``col`` (mount it at ``/graphql``); each
-    request gets a budget of ``limits`` and its resolvers run on ``pool``."""
+    """A FastAPI router serving :data:`schema` over ``reader`` (mount it at ``/graphql``);
+    each request gets a budget of ``limits`` and its resolvers run on ``pool``."""
     workers = pool if pool is not None else WorkerPool()
 
     async def context() -> dict[str, Any]:
         return {
-            "collection": col,
+            "reader": reader,
             "budget": Budget(limits),
             "pool": workers,
             "gate": asyncio.Semaphore(RESOLVERS_PER_REQUEST),

@@ -16,10 +16,13 @@
 ``/graphql``, ``/mcp``       Strawberry GraphQL; MCP over streamable HTTP
 ===========================  ==============================================================
 
-Every error is ``{"error": {"code", "message", "details"?}}`` with the engine error's HTTP
-status; bad request syntax is 400, an oversized body 413, a missing or wrong API key 401, a
-request past a cost bound 400 ``too_costly`` (:mod:`cogitave.surfaces.cost`), a full worker
-queue 503. Request work runs on a bounded worker pool, never on the event loop.
+Each route is one service operation (:mod:`cogitave.service.ops`): it builds the operation's
+typed arguments from what the request gave (the defaults are the argument type's) and encodes
+the typed answer. Every error is ``{"error": {"code", "message", "details"?}}`` with the
+engine error's HTTP status; bad request syntax is 400, an oversized body 413, a missing or
+wrong API key 401, a request past a cost bound 400 ``too_costly``
+(:mod:`cogitave.surfaces.cost`), a full worker queue 503. Request work runs on a bounded
+worker pool, never on the event loop.
 """
 
 from __future__ import annotations
@@ -41,7 +44,6 @@ from pydantic import TypeAdapter
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cogitave.collection import Collection
 from cogitave.errors import (
     BodyTooLargeError,
     CogitaveError,
@@ -51,8 +53,19 @@ from cogitave.errors import (
     UnauthorizedError,
     UnavailableError,
 )
-from cogitave.query.types import MAX_LIMIT, SearchRequest
-from cogitave.surfaces import service
+from cogitave.query.types import MAX_LIMIT
+from cogitave.reader import Reader
+from cogitave.service import ops
+from cogitave.service.args import (
+    FacetsArgs,
+    FetchArgs,
+    GraphQueryArgs,
+    LearningPathArgs,
+    RelatedArgs,
+    SearchArgs,
+    XrefArgs,
+)
+from cogitave.service.render import MAX_TOKENS, MIN_TOKENS
 from cogitave.surfaces.cost import (
     DEFAULT_LIMITS,
     SWITCH_INTERVAL_S,
@@ -63,7 +76,6 @@ from cogitave.surfaces.cost import (
 )
 from cogitave.surfaces.graphql import graphql_router
 from cogitave.surfaces.mcp import build_mcp
-from cogitave.surfaces.render import DEFAULT_FETCH_TOKENS, DEFAULT_TOKENS, MAX_TOKENS, MIN_TOKENS
 
 MCP_PATH = "/mcp"
 OPEN_PATHS = frozenset({"/health", "/"})
@@ -76,9 +88,14 @@ PAGE_HEADERS = {
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
+def error_body(err: CogitaveError) -> dict[str, Any]:
+    """The error shape of every HTTP answer: ``{"error": {"code", "message", "details"?}}``."""
+    return {"error": err.to_dict()}
+
+
 def _error_response(err: CogitaveError) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if err.http_status == 401 else None
-    return JSONResponse(service.error_body(err), status_code=err.http_status, headers=headers)
+    return JSONResponse(error_body(err), status_code=err.http_status, headers=headers)
 
 
 class GuardMiddleware:
@@ -145,12 +162,19 @@ class McpSessions:
     max_sessions: int = 32
     idle_timeout_s: float = 300.0
 
+    @classmethod
+    def of(cls, sessions: int, idle_s: float) -> McpSessions:
+        """From ``--mcp-sessions`` (0: stateless, else the cap) and ``--mcp-idle``."""
+        if sessions < 0 or idle_s <= 0:
+            raise InputError("--mcp-sessions must be >= 0 and --mcp-idle > 0")
+        return cls(stateless=sessions == 0, max_sessions=max(1, sessions), idle_timeout_s=idle_s)
+
 
 class McpEndpoint:
     """``/mcp``: the MCP streamable-HTTP transport, one session manager per app lifespan."""
 
     def __init__(
-        self, col: Collection, host: str, sessions: McpSessions, pool: WorkerPool, limits: Limits
+        self, col: Reader, host: str, sessions: McpSessions, pool: WorkerPool, limits: Limits
     ) -> None:
         self.server = build_mcp(col, pool=pool, limits=limits)
         self.host = host
@@ -192,10 +216,12 @@ class McpEndpoint:
 
 
 def _search_schema() -> dict[str, Any]:
-    """OpenAPI schema of the /search body, derived from :class:`SearchRequest` itself."""
-    schema = TypeAdapter(SearchRequest).json_schema()
+    """OpenAPI schema of the /search body, derived from :class:`SearchArgs` itself."""
+    schema = TypeAdapter(SearchArgs).json_schema()
     schema["additionalProperties"] = False
+    schema["properties"].pop("request", None)
     schema["properties"]["limit"] |= {"minimum": 1, "maximum": MAX_LIMIT}
+    schema["properties"]["max_tokens"] |= {"minimum": MIN_TOKENS, "maximum": MAX_TOKENS}
     return schema
 
 
@@ -247,7 +273,7 @@ def check_api_key(api_key: str | None) -> str | None:
 
 
 def create_app(
-    collection: Collection,
+    collection: Reader,
     *,
     api_key: str | None = None,
     max_body_bytes: int = 1_000_000,
@@ -266,10 +292,27 @@ def create_app(
     mcp = McpEndpoint(col, host, mcp_sessions, pool, limits)
 
     async def work(fn: Callable[[], Any], *, heavy: bool = False) -> Response:
-        """Run ``fn`` on the pool under a fresh budget; encode its answer there too."""
+        """Run ``fn`` (a service operation) on the pool under a fresh budget; encode its
+        answer there too."""
         budget = Budget(limits)
-        data = await pool.run(budget, lambda: budget.encode(fn()), heavy=heavy)
+        data = await pool.run(budget, lambda: budget.encode(ops.to_json(fn())), heavy=heavy)
         return Response(data, media_type="application/json")
+
+    async def markdown(fn: Callable[[], str]) -> Response:
+        """Run ``fn`` (an operation's Markdown) on the pool under a fresh budget."""
+        budget = Budget(limits)
+
+        def text() -> bytes:
+            md = fn()
+            budget.check_text(md)
+            return md.encode()
+
+        data = await pool.run(budget, text)
+        return Response(data, media_type="text/markdown; charset=utf-8")
+
+    def given(**kw: Any) -> dict[str, Any]:
+        """The query parameters the request gave (the operation's defaults fill the rest)."""
+        return {k: v for k, v in kw.items() if v is not None}
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -310,93 +353,86 @@ def create_app(
             str, Query(description="json (the ranking) or markdown (the agents' answer).")
         ] = "json",
         max_tokens: Annotated[
-            int, Query(description=f"Token budget of markdown, {MIN_TOKENS}-{MAX_TOKENS}.")
-        ] = DEFAULT_TOKENS,
+            int | None,
+            Query(description=f"Token budget of markdown, {MIN_TOKENS}-{MAX_TOKENS}."),
+        ] = None,
     ) -> Response:
-        """Ranked search; the body mirrors SearchRequest, unknown fields are an error.
-        ``?format=markdown`` answers the hits as Markdown within ``max_tokens``."""
-        req = service.search_request(await _json_body(request))
-        if format == "markdown":
-            budget = Budget(limits)
-
-            def answer() -> bytes:
-                text = service.search_compact(col, req, max_tokens)["markdown"]
-                budget.check_text(text)
-                return text.encode()
-
-            data = await pool.run(budget, answer)
-            return Response(data, media_type="text/markdown; charset=utf-8")
-        if format != "json":
+        """Ranked search; the body mirrors the search arguments, unknown fields are an
+        error. ``?format=markdown`` answers the hits as Markdown within ``max_tokens``."""
+        if format not in ("json", "markdown"):
             raise InputError(f"format must be json or markdown, not {format!r}")
-        return await work(lambda: service.search(col, req).to_dict())
+        body = await _json_body(request)
+        if max_tokens is not None and isinstance(body, dict):
+            body = {**body, "max_tokens": max_tokens}
+        args = SearchArgs.from_dict(body)
+        if format == "markdown":
+            return await markdown(lambda: ops.docs_search(col, args).markdown)
+        return await work(lambda: ops.search(col, args))
 
     @app.get("/nodes/{uid:path}/related", tags=["graph"])
     async def related(
         uid: str,
         labels: Annotated[str | None, Query(description="Comma-separated edge labels.")] = None,
-        direction: Annotated[str, Query(description="out, in or both.")] = "both",
-        depth: Annotated[int, Query(description="Hops, 1-4.")] = 1,
-        limit: Annotated[int, Query(description="Rows, 1-1000.")] = 50,
+        direction: Annotated[str | None, Query(description="out, in or both.")] = None,
+        depth: Annotated[int | None, Query(description="Hops, 1-4.")] = None,
+        limit: Annotated[int | None, Query(description="Rows, 1-1000.")] = None,
     ) -> Response:
         """Neighbours of a node within `depth` hops, each with the path that reached it."""
-        return await work(
-            lambda: service.related(col, uid, labels, direction, depth, limit), heavy=True
+        args = RelatedArgs(
+            uid, **given(labels=labels, direction=direction, depth=depth, limit=limit)
         )
+        return await work(lambda: ops.related(col, args), heavy=True)
 
     @app.get("/nodes/{uid:path}", tags=["content"])
     async def node(uid: str) -> Response:
         """One node: kind, dimensions, content, out-edges, meta and code if any."""
-        return await work(lambda: service.node_record(col.get(uid)))
+        return await work(lambda: ops.node(col, uid))
 
     @app.get("/fetch", tags=["content"])
     async def fetch(
         ref: Annotated[str, Query(description="A URL, path, uid, or page#anchor.")],
         max_tokens: Annotated[
-            int, Query(description=f"Token budget, {MIN_TOKENS}-{MAX_TOKENS}.")
-        ] = DEFAULT_FETCH_TOKENS,
-        offset: Annotated[int, Query(description="Continue from this block offset.")] = 0,
+            int | None, Query(description=f"Token budget, {MIN_TOKENS}-{MAX_TOKENS}.")
+        ] = None,
+        offset: Annotated[int | None, Query(description="Continue from this block offset.")] = None,
         format: Annotated[str, Query(description="markdown or json.")] = "json",
     ) -> Response:
         """A page or one section as Markdown (budgeted, with a continuation offset)."""
         if format not in ("json", "markdown"):
             raise InputError(f"format must be json or markdown, not {format!r}")
+        args = FetchArgs(ref, **given(max_tokens=max_tokens, offset=offset))
         if format == "markdown":
-            budget = Budget(limits)
-
-            def page() -> bytes:
-                text = service.fetch(col, ref, max_tokens, offset)["markdown"]
-                budget.check_text(text)
-                return text.encode()
-
-            data = await pool.run(budget, page)
-            return Response(data, media_type="text/markdown; charset=utf-8")
-        return await work(lambda: service.fetch(col, ref, max_tokens, offset))
+            return await markdown(lambda: ops.fetch(col, args).markdown)
+        return await work(lambda: ops.fetch(col, args))
 
     @app.get("/learning-path", tags=["graph"])
     async def learning_path(target: str) -> Response:
         """What to read before `target` (uid, skill:<slug>, role:<slug>, or a name)."""
-        return await work(lambda: service.learning_path(col, target), heavy=True)
+        args = LearningPathArgs(target)
+        return await work(lambda: ops.learning_path(col, args), heavy=True)
 
     @app.get("/facets", tags=["graph"])
-    async def facets(uids: str, labels: str | None = None, depth: int = 1) -> Response:
+    async def facets(uids: str, labels: str | None = None, depth: int | None = None) -> Response:
         """Kinds, edge labels and exact values around comma-separated `uids` (a result set)."""
-        return await work(lambda: service.facets(col, uids, labels, depth), heavy=True)
+        args = FacetsArgs(uids, **given(labels=labels, depth=depth))  # type: ignore[arg-type]
+        return await work(lambda: ops.facets(col, args), heavy=True)
 
     @app.get("/xref", tags=["graph"])
-    async def xref(ref: str, base: str | None = None, limit: int = 5) -> Response:
+    async def xref(ref: str, base: str | None = None, limit: int | None = None) -> Response:
         """Node candidates for a uid, alias, path, URL path, page#anchor or title."""
-        return await work(lambda: service.resolve_xref(col, ref, base, limit))
+        args = XrefArgs(ref, **given(base=base, limit=limit))
+        return await work(lambda: ops.resolve_xref(col, args))
 
     @app.post("/graph/query", tags=["graph"], openapi_extra=_body_doc(GRAPH_QUERY_SCHEMA))
     async def graph_query(request: Request) -> Response:
         """Bounded read-only MATCH ... RETURN (depth <= 4, LIMIT <= 1000, 250 ms)."""
-        body = await _json_body(request)
-        return await work(lambda: service.graph_query_body(col, body), heavy=True)
+        args = GraphQueryArgs.from_dict(await _json_body(request))
+        return await work(lambda: ops.query_graph(col, args), heavy=True)
 
     @app.get("/roots", tags=["content"])
     async def roots() -> Response:
         """The root this server reads and the retained roots, newest first."""
-        return await work(lambda: service.roots(col))
+        return await work(lambda: ops.roots(col))
 
     @app.get("/health", tags=["ops"])
     async def health() -> dict[str, str]:
@@ -418,7 +454,7 @@ def create_app(
 
 
 def serve(
-    collection: Collection,
+    collection: Reader,
     *,
     host: str = "127.0.0.1",
     port: int = 8765,
@@ -426,9 +462,13 @@ def serve(
     workers: int = WORKERS,
     mcp_sessions: McpSessions = McpSessions(),
 ) -> None:
-    """Run the app with uvicorn until interrupted."""
+    """Warm the reader (the first request must not pay for loading the lexicon and the
+    encoder), follow the roots writers publish, and run the app with uvicorn until
+    interrupted."""
     import uvicorn
 
+    collection.warm()
+    collection.follow()
     app = create_app(
         collection, api_key=api_key, host=host, workers=workers, mcp_sessions=mcp_sessions
     )

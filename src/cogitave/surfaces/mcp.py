@@ -1,8 +1,10 @@
-"""The MCP surface: seven read-only tools over one :class:`~cogitave.collection.Collection`.
+"""The MCP surface: seven read-only tools over one :class:`~cogitave.reader.Reader`.
 
 ``docs_search``, ``code_sample_search``, ``docs_fetch``, ``get_related``,
-``get_learning_path``, ``resolve_xref`` and ``query_graph``. The search tools and
-``docs_fetch`` answer Markdown text within a token budget (:mod:`cogitave.surfaces.render`);
+``get_learning_path``, ``resolve_xref`` and ``query_graph``, each one service operation
+(:mod:`cogitave.service.ops`) with its typed arguments: a tool passes what the model gave and
+the operation's argument type holds every default. The search tools and ``docs_fetch`` answer
+Markdown text within a token budget (:mod:`cogitave.service.render`);
 the others compact JSON; every answer also carries structured content. Each call runs on a
 worker thread under a cost budget (:mod:`cogitave.surfaces.cost`); arguments are strict
 (``"10"`` is not an integer). Every bad argument or bound violation comes back as a tool
@@ -22,19 +24,38 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, Field
 
-from cogitave.collection import Collection
 from cogitave.errors import CogitaveError
 from cogitave.graph.query import DEFAULT_LIMIT, MAX_LIMIT
-from cogitave.query.types import MAX_PREFIX_CHARS, MAX_QUERY_CHARS, SearchRequest
+from cogitave.graph.traverse import MAX_DEPTH
+from cogitave.query.types import MAX_PREFIX_CHARS, MAX_QUERY_CHARS
+from cogitave.reader import Reader
 from cogitave.schema import EDGE_LABELS
-from cogitave.surfaces import service
-from cogitave.surfaces.cost import DEFAULT_LIMITS, Budget, Limits, WorkerPool
-from cogitave.surfaces.render import (
+from cogitave.service import ops
+from cogitave.service.args import (
+    DEFAULT_LIMIT as SEARCH_LIMIT,
+)
+from cogitave.service.args import (
+    MAX_REF_CHARS,
+    RELATED_DEFAULT_LIMIT,
+    RELATED_MAX_LIMIT,
+    TOOL_MAX_LIMIT,
+    XREF_DEFAULT_LIMIT,
+    XREF_MAX_LIMIT,
+    CodeSearchArgs,
+    FetchArgs,
+    GraphQueryArgs,
+    LearningPathArgs,
+    RelatedArgs,
+    SearchArgs,
+    XrefArgs,
+)
+from cogitave.service.render import (
     DEFAULT_FETCH_TOKENS,
     DEFAULT_TOKENS,
     MAX_TOKENS,
     MIN_TOKENS,
 )
+from cogitave.surfaces.cost import DEFAULT_LIMITS, Budget, Limits, WorkerPool
 
 SERVER_NAME = "cogitave"
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -51,7 +72,11 @@ Query = Annotated[
 ]
 Limit = Annotated[
     int,
-    Field(ge=1, le=service.TOOL_MAX_LIMIT, description="How many results (1-50, default 10)."),
+    Field(
+        ge=1,
+        le=TOOL_MAX_LIMIT,
+        description=f"How many results (1-{TOOL_MAX_LIMIT}, default {SEARCH_LIMIT}).",
+    ),
 ]
 MaxTokens = Annotated[
     int,
@@ -65,10 +90,10 @@ MaxTokens = Annotated[
 Uid = Annotated[str, Field(min_length=1, description="A node uid, as a search result gives it.")]
 
 
-def _answer(budget: Budget, body: dict[str, Any]) -> CallToolResult:
+def _answer(budget: Budget, answer: Any) -> CallToolResult:
     """A tool answer: Markdown text when the answer has it (search, fetch), else compact
-    JSON; the structured content without private keys. Both count against the budget."""
-    public = service.public(body)
+    JSON; the structured content beside it. Both count against the budget."""
+    public = ops.to_json(answer)
     text = public.pop("markdown", None)  # the text content; not repeated in the structure
     data = budget.encode(public)
     if isinstance(text, str):
@@ -95,9 +120,9 @@ def _strict(tool: Tool) -> Tool:
     return tool
 
 
-def _describe(col: Collection) -> dict[str, str]:
+def _describe(reader: Reader) -> dict[str, str]:
     """Facts about this collection that the tool descriptions quote."""
-    d = col.describe()
+    d = reader.describe()
     return {
         "kinds": ", ".join(d.kinds) or "none yet",
         "semantic": ", ".join(d.semantic),
@@ -107,7 +132,7 @@ def _describe(col: Collection) -> dict[str, str]:
 
 
 def build_mcp(
-    col: Collection,
+    col: Reader,
     *,
     log_level: LogLevel = "WARNING",
     pool: WorkerPool | None = None,
@@ -121,7 +146,7 @@ def build_mcp(
     facts = _describe(col)
     workers = pool if pool is not None else WorkerPool()
 
-    async def _call(fn: Callable[[], dict[str, Any]], *, heavy: bool = False) -> CallToolResult:
+    async def _call(fn: Callable[[], Any], *, heavy: bool = False) -> CallToolResult:
         """Run a facade call on the pool (graph walks on its heavy lane); an engine error
         becomes a ToolError the model can read."""
         budget = Budget(limits)
@@ -132,7 +157,7 @@ def build_mcp(
 
     async def docs_search(
         query: Query,
-        limit: Limit = 10,
+        limit: Limit = SEARCH_LIMIT,
         kind: Annotated[
             list[str] | None,
             Field(description=f"Keep only nodes of these kinds. Kinds here: {facts['kinds']}."),
@@ -161,20 +186,18 @@ def build_mcp(
         ] = False,
         max_tokens: MaxTokens = DEFAULT_TOKENS,
     ) -> CallToolResult:
-        def run() -> dict[str, Any]:
-            f: dict[str, Any] = dict(filters or {})
-            if kind is not None:
-                f["kind"] = kind
-            req = SearchRequest(
+        def run() -> ops.DocsAnswer:
+            args = SearchArgs(
                 query=query,
                 limit=limit,
+                kind=kind,
                 dimensions=dimensions,
-                filters=f,
+                filters=filters,
                 explain=explain,
                 path_prefix=path_prefix,
-                group_by_page=True,  # one hit per page: sections do not crowd pages out
+                max_tokens=max_tokens,
             )
-            return service.search_compact(col, req, max_tokens)
+            return ops.docs_search(col, args)
 
         return await _call(run)
 
@@ -184,17 +207,19 @@ def build_mcp(
             str | None,
             Field(description="Only samples in this language (fence name: python, bash, ...)."),
         ] = None,
-        limit: Limit = 10,
+        limit: Limit = SEARCH_LIMIT,
         max_tokens: MaxTokens = DEFAULT_TOKENS,
     ) -> CallToolResult:
-        return await _call(lambda: service.code_search(col, query, language, limit, max_tokens))
+        return await _call(
+            lambda: ops.code_sample_search(col, CodeSearchArgs(query, language, limit, max_tokens))
+        )
 
     async def docs_fetch(
         ref: Annotated[
             str,
             Field(
                 min_length=1,
-                max_length=2000,
+                max_length=MAX_REF_CHARS,
                 description="What to read: a URL (absolute or /path/), a source path, a uid, "
                 "or page#anchor / a section uid for one section.",
             ),
@@ -213,7 +238,7 @@ def build_mcp(
             Field(ge=0, description="Block to start from: the next_offset of the last answer."),
         ] = 0,
     ) -> CallToolResult:
-        return await _call(lambda: service.fetch(col, ref, max_tokens, offset))
+        return await _call(lambda: ops.fetch(col, FetchArgs(ref, max_tokens, offset)))
 
     async def get_related(
         uid: Uid,
@@ -225,14 +250,13 @@ def build_mcp(
             Literal["out", "in", "both"],
             Field(description="out: edges from uid; in: edges into uid; both."),
         ] = "both",
-        depth: Annotated[int, Field(ge=1, le=service.MAX_DEPTH, description="Hops, 1-4.")] = 1,
+        depth: Annotated[int, Field(ge=1, le=MAX_DEPTH, description="Hops, 1-4.")] = 1,
         limit: Annotated[
-            int, Field(ge=1, le=service.RELATED_MAX_LIMIT, description="Rows, 1-1000.")
-        ] = service.RELATED_DEFAULT_LIMIT,
+            int, Field(ge=1, le=RELATED_MAX_LIMIT, description="Rows, 1-1000.")
+        ] = RELATED_DEFAULT_LIMIT,
     ) -> CallToolResult:
-        return await _call(
-            lambda: service.related(col, uid, labels, direction, depth, limit), heavy=True
-        )
+        args = RelatedArgs(uid, tuple(labels) if labels else None, direction, depth, limit)
+        return await _call(lambda: ops.related(col, args), heavy=True)
 
     async def get_learning_path(
         target: Annotated[
@@ -243,7 +267,7 @@ def build_mcp(
             ),
         ],
     ) -> CallToolResult:
-        return await _call(lambda: service.learning_path(col, target), heavy=True)
+        return await _call(lambda: ops.learning_path(col, LearningPathArgs(target)), heavy=True)
 
     async def resolve_xref(
         ref: Annotated[
@@ -258,10 +282,10 @@ def build_mcp(
             str | None, Field(description="uid of the page the reference appears on.")
         ] = None,
         limit: Annotated[
-            int, Field(ge=1, le=service.XREF_MAX_LIMIT, description="Candidates, 1-50.")
-        ] = 5,
+            int, Field(ge=1, le=XREF_MAX_LIMIT, description="Candidates, 1-50.")
+        ] = XREF_DEFAULT_LIMIT,
     ) -> CallToolResult:
-        return await _call(lambda: service.resolve_xref(col, ref, base, limit))
+        return await _call(lambda: ops.resolve_xref(col, XrefArgs(ref, base, limit)))
 
     async def query_graph(
         query: Annotated[
@@ -276,7 +300,7 @@ def build_mcp(
             Field(description="Values for $name placeholders (scalars or lists of scalars)."),
         ] = None,
     ) -> CallToolResult:
-        return await _call(lambda: service.graph_query(col, query, params), heavy=True)
+        return await _call(lambda: ops.query_graph(col, GraphQueryArgs(query, params)), heavy=True)
 
     descriptions = {
         docs_search: (
@@ -291,7 +315,7 @@ def build_mcp(
             "URL. The structured answer has `results` (uid, kind, title, url, path, "
             "breadcrumb, snippet, score, rank), the `root` once, and a `diagnostics` "
             f"summary; explain=true gives the full diagnostics. Limits: limit 1-"
-            f"{service.TOOL_MAX_LIMIT}, query up to {MAX_QUERY_CHARS} characters."
+            f"{TOOL_MAX_LIMIT}, query up to {MAX_QUERY_CHARS} characters."
         ),
         code_sample_search: (
             "Find code samples (fenced code blocks of the docs) for a task. Searches with "
@@ -364,6 +388,9 @@ def build_mcp(
     )
 
 
-def run_stdio(col: Collection) -> None:
-    """Serve ``col`` over stdio until the client closes the stream."""
+def run_stdio(col: Reader) -> None:
+    """Serve ``col`` over stdio until the client closes the stream (warmed first, then
+    following the roots writers publish)."""
+    col.warm()
+    col.follow()
     build_mcp(col).run("stdio")

@@ -146,9 +146,21 @@ def fit(items: Sequence[str], budget: int, *, at_least_one: bool = False) -> Cut
 NOTE_TOKENS = 40  # room kept for the closing note
 
 
+@dataclass(frozen=True)
+class AnswerBudget:
+    """How a Markdown answer was cut: hits given and shown, blocks left out, its tokens."""
+
+    hits: int
+    shown: int
+    omitted_blocks: int
+    tokens: int
+    max_tokens: int
+    truncated: bool
+
+
 def search_markdown(
     query: str, entries: Sequence[tuple[Hit, Node]], max_tokens: int
-) -> tuple[str, dict[str, int | bool]]:
+) -> tuple[str, AnswerBudget]:
     """Hits as one Markdown answer within ``max_tokens``; whole hits first, then as many
     blocks of the next one as fit. Returns the text and a summary of the cut."""
     budget = max_tokens - NOTE_TOKENS
@@ -178,14 +190,14 @@ def search_markdown(
             "docs_fetch and its URL._"
         )
     text = "\n\n".join(parts)
-    return text, {
-        "hits": len(entries),
-        "shown": shown,
-        "omitted_blocks": omitted_blocks,
-        "tokens": estimate_tokens(text),
-        "max_tokens": max_tokens,
-        "truncated": truncated,
-    }
+    return text, AnswerBudget(
+        hits=len(entries),
+        shown=shown,
+        omitted_blocks=omitted_blocks,
+        tokens=estimate_tokens(text),
+        max_tokens=max_tokens,
+        truncated=truncated,
+    )
 
 
 def page_markdown(

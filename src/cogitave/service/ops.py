@@ -1,0 +1,314 @@
+"""The service operations: one function per thing a user can ask, over one reader.
+
+Every surface (MCP, REST, GraphQL, the CLI, the web page through REST) translates its
+transport into the typed arguments of :mod:`cogitave.service.args`, calls one of these and
+translates the typed answer back (:func:`to_json` for the JSON surfaces). Ranking, filtering
+and graph walks happen behind the :class:`~cogitave.reader.Reader`; the operations shape the
+answers (compact hits, the Markdown answer within a token budget, pages to read), and the
+defaults of every argument are in its argument type. So a question asked through any surface
+gets the same hits in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, is_dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from cogitave.config import Settings
+from cogitave.errors import NotFoundError, QueryError
+from cogitave.graph.query import GraphQueryResult
+from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
+from cogitave.nodes import Node, meta_str
+from cogitave.query.types import Hit, SearchResponse
+from cogitave.reader import Reader
+from cogitave.service import render
+from cogitave.service.args import (
+    CodeSearchArgs,
+    FacetsArgs,
+    FetchArgs,
+    GraphQueryArgs,
+    LearningPathArgs,
+    RelatedArgs,
+    SearchArgs,
+    XrefArgs,
+)
+from cogitave.service.render import AnswerBudget
+from cogitave.store.roots import RootInfo
+
+if TYPE_CHECKING:
+    from cogitave.collection import Collection
+
+NODES_PATH = "/nodes/"
+
+
+def content_link(uid: str) -> str:
+    """The content-API path of a node; ``#``, ``?`` and ``%`` in the uid are escaped."""
+    return NODES_PATH + quote(uid, safe="/:@!$&'()*+,;=-._~")
+
+
+# -- answers ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HitSummary:
+    """A compact hit for an agent: identity, where it lives, a snippet and its rank (the root
+    and the content API are given once per answer, not per hit); a code sample's ``code``
+    and ``language`` in a code search."""
+
+    uid: str
+    kind: str
+    title: str
+    snippet: str
+    score: float
+    rank: int
+    url: str = ""
+    path: str = ""
+    breadcrumb: tuple[str, ...] = ()
+    group: tuple[str, ...] = ()
+    language: str | None = None
+    code: str | None = None
+
+    @classmethod
+    def of(cls, hit: Hit, node: Node, *, with_code: bool = False) -> HitSummary:
+        code = node.dims.get("code") if with_code else None
+        lang = node.dims.get("language") if with_code else None
+        return cls(
+            uid=hit.uid,
+            kind=hit.kind,
+            title=hit.title,
+            snippet=hit.snippet,
+            score=round(hit.score, 6),
+            rank=hit.rank,
+            url=hit.url,
+            path=hit.path,
+            breadcrumb=hit.breadcrumb,
+            group=hit.group,
+            language=lang if isinstance(lang, str) else None,
+            code=code if isinstance(code, str) else None,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"uid": self.uid, "kind": self.kind, "title": self.title}
+        for key in ("url", "path"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        if self.breadcrumb:
+            out["breadcrumb"] = list(self.breadcrumb)
+        if self.group:  # the page's other matching sections, when grouped by page
+            out["group"] = list(self.group)
+        out |= {"snippet": self.snippet, "score": self.score, "rank": self.rank}
+        if self.code is not None or self.language is not None:
+            out |= {"language": self.language, "code": self.code}
+        return out
+
+
+@dataclass(frozen=True)
+class DocsAnswer:
+    """A search shaped for an agent: ``markdown`` (the hits as Markdown within the token
+    budget), the compact hits, the root once, the cut, and diagnostics (their summary unless
+    ``explain``)."""
+
+    markdown: str
+    results: tuple[HitSummary, ...]
+    root: str
+    budget: AnswerBudget
+    diagnostics: Mapping[str, Any]
+    content: str = NODES_PATH + "{uid}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "markdown": self.markdown,
+            "results": [h.to_dict() for h in self.results],
+            "root": self.root,
+            "content": self.content,
+            "budget": asdict(self.budget),
+            "diagnostics": dict(self.diagnostics),
+        }
+
+
+@dataclass(frozen=True)
+class FetchAnswer:
+    """A page or section as Markdown from block ``offset``; ``next_offset`` continues it."""
+
+    uid: str
+    kind: str
+    title: str
+    url: str
+    markdown: str
+    offset: int
+    blocks: int
+    total_blocks: int
+    next_offset: int | None
+    tokens: int
+    max_tokens: int
+
+
+@dataclass(frozen=True)
+class RootsAnswer:
+    """The root reads go to, and the retained roots, newest first."""
+
+    current: str
+    roots: tuple[RootInfo, ...]
+
+
+# -- search -----------------------------------------------------------------------------------
+def search(reader: Reader, args: SearchArgs) -> SearchResponse:
+    """The ranking itself: hits with their lens ranks, the root, full diagnostics."""
+    return reader.search(args.request)
+
+
+def docs_search(reader: Reader, args: SearchArgs) -> DocsAnswer:
+    """The search as an agent reads it: Markdown within ``max_tokens`` and compact hits."""
+    return _answer(search(reader, args), args, with_code=False)
+
+
+def code_sample_search(reader: Reader, args: CodeSearchArgs) -> DocsAnswer:
+    """Code samples for a task (of one language when given), each hit with its code."""
+    sargs = args.search_args()
+    return _answer(search(reader, sargs), sargs, with_code=True)
+
+
+def _answer(res: SearchResponse, args: SearchArgs, *, with_code: bool) -> DocsAnswer:
+    entries = list(zip(res.results, res.nodes, strict=True))
+    text, cut = render.search_markdown(args.query, entries, args.max_tokens)
+    diag = dict(res.diagnostics) if args.explain else diagnostics_summary(res.diagnostics)
+    return DocsAnswer(
+        markdown=text,
+        results=tuple(HitSummary.of(h, n, with_code=with_code) for h, n in entries),
+        root=res.root,
+        budget=cut,
+        diagnostics=diag,
+    )
+
+
+def diagnostics_summary(diagnostics: Mapping[str, Any]) -> dict[str, Any]:
+    """Total time and number of lenses: enough to spot a slow answer."""
+    lenses = diagnostics.get("lenses") or ()
+    return {
+        "total_ms": diagnostics.get("total_ms"),
+        "lenses": len(lenses) if isinstance(lenses, Sequence | Mapping) else 0,
+    }
+
+
+# -- reading ----------------------------------------------------------------------------------
+def node(reader: Reader, uid: str, root: str | None = None) -> Node:
+    """One live node by uid (the content API)."""
+    return reader.get(uid, root=root)
+
+
+def node_record(node: Node) -> dict[str, Any]:
+    """The content API's view of a node: its stored record, its code if any, and links."""
+    rec = node.to_record()
+    code = node.dims.get("code")
+    if isinstance(code, str):
+        rec["code"] = code
+    link = content_link(node.uid)
+    rec["links"] = {"self": link, "related": link + "/related"}
+    return rec
+
+
+def fetch(reader: Reader, args: FetchArgs) -> FetchAnswer:
+    """A page or one section (a URL, path, uid, ``page#anchor``) as Markdown within
+    ``max_tokens``, from block ``offset``. The reference is resolved with the xref
+    resolver; only an exact match is fetched."""
+    res = reader.resolve_xref(args.ref, limit=5)
+    if not res.exact or not res.candidates:
+        near = ", ".join(c.uid for c in res.candidates) or "none"
+        raise NotFoundError(
+            f"no page or section matches {args.ref!r}; closest: {near}",
+            details={"candidates": [c.uid for c in res.candidates]},
+        )
+    found = reader.get(res.candidates[0].uid)
+    url = meta_str(found, "url") or meta_str(found, "path")
+    crumb = found.meta.get("breadcrumb")
+    crumb = [str(x) for x in crumb] if isinstance(crumb, list | tuple) else []
+    text, taken, nxt, total = render.page_markdown(found, url, crumb, args.max_tokens, args.offset)
+    if args.offset and args.offset >= total:
+        raise QueryError(f"offset {args.offset} is past the end ({total} blocks)")
+    title = found.dims.get("title")
+    return FetchAnswer(
+        uid=found.uid,
+        kind=found.kind,
+        title=title if isinstance(title, str) else "",
+        url=url,
+        markdown=text,
+        offset=args.offset,
+        blocks=taken,
+        total_blocks=total,
+        next_offset=nxt,
+        tokens=render.estimate_tokens(text),
+        max_tokens=args.max_tokens,
+    )
+
+
+# -- the graph --------------------------------------------------------------------------------
+def related(reader: Reader, args: RelatedArgs) -> RelatedResult:
+    """Neighbours of a node within ``depth`` hops, each with the path that reached it."""
+    return reader.related(args.uid, args.labels, args.direction, args.depth, args.limit)  # type: ignore[arg-type]
+
+
+def learning_path(reader: Reader, args: LearningPathArgs) -> LearningPath:
+    """Steps to read before the target (prerequisites first, the target last)."""
+    return reader.learning_path(args.target)
+
+
+def resolve_xref(reader: Reader, args: XrefArgs) -> XrefResult:
+    """Candidates for a reference (uid, path, URL, ``page#anchor``, alias, title)."""
+    return reader.resolve_xref(args.ref, base=args.base, limit=args.limit)
+
+
+def facets(reader: Reader, args: FacetsArgs) -> Facets:
+    """Kinds, edge labels and exact values around a set of nodes."""
+    return reader.facets(args.uids, args.labels, args.depth)
+
+
+def query_graph(reader: Reader, args: GraphQueryArgs) -> GraphQueryResult:
+    """One bounded read-only ``MATCH ... RETURN`` with named parameters."""
+    return reader.query_graph(args.query, args.params)
+
+
+def roots(reader: Reader) -> RootsAnswer:
+    """The root this reader reads and the retained roots, newest first."""
+    return RootsAnswer(reader.root, tuple(reader.roots()))
+
+
+@dataclass(frozen=True)
+class SettingsAnswer:
+    """A collection's settings, the root that holds them, and whether this call changed
+    them (a new root)."""
+
+    settings: Settings
+    root: str
+    changed: bool = False
+
+
+def settings(
+    collection: Collection, sets: Sequence[str] = (), file: Path | None = None
+) -> SettingsAnswer:
+    """The collection's settings; with ``sets`` (``section.key=value``) or a settings
+    ``file`` (replacing them all), published in a new root (nothing is re-indexed)."""
+    current = collection.snapshot.settings
+    if file is None and not sets:
+        return SettingsAnswer(current, collection.root)
+    base = Settings.load(file) if file is not None else current
+    before = collection.root
+    rid = collection.configure(base.with_sets(sets))
+    return SettingsAnswer(collection.snapshot.settings, rid, rid != before)
+
+
+# -- JSON -------------------------------------------------------------------------------------
+def to_json(answer: Any) -> Any:
+    """An answer as the JSON the REST and MCP surfaces return."""
+    if isinstance(answer, Node):
+        return node_record(answer)
+    if hasattr(answer, "to_dict"):
+        return answer.to_dict()
+    if isinstance(answer, RelatedResult):
+        out = asdict(answer)
+        for item in out["items"]:
+            item["content"] = content_link(item["uid"])
+        return out
+    if is_dataclass(answer) and not isinstance(answer, type):
+        return asdict(answer)
+    return answer
