@@ -65,6 +65,7 @@ t0 = time.perf_counter()
 out_path = sys.argv[1]
 sys.argv = ["cogitave", *sys.argv[2:]]
 from contextlib import contextmanager
+from cogitave import indexing
 from cogitave.surfaces import cli
 from cogitave.expand import embed
 
@@ -75,14 +76,14 @@ def mark(stage):
     first, _ = spans.get(stage, (now, now))
     spans[stage] = (first, now)
 
-read = cli._read_source
+read = indexing.read
 def timed_read(*a, **k):
     mark("ingest")
     try:
         return read(*a, **k)
     finally:
         mark("ingest")
-cli._read_source = timed_read
+indexing.read = timed_read
 
 encode = embed.OnnxMiniLMEncoder.encode
 def counted(self, items, **k):

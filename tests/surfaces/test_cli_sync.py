@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from cogitave import indexing
+from cogitave.ingest import sources
 from cogitave.surfaces import cli as cli_module
 from tests.surfaces.test_cli import cli
 
@@ -158,11 +160,13 @@ def test_unreadable_folder(
     made to fail as it would for another user)."""
     tree = tmp_path / "locked"
     tree.mkdir()
+    (tree / "page.md").write_text("# A page\n")
 
-    def denied(fmt: str, source: Path, schema: object, base_url: object = None) -> object:
+    def denied(source: Path, *args: object) -> object:
         raise PermissionError(13, "Permission denied", str(source / "page.md"))
 
-    monkeypatch.setattr(cli_module, "_read_source", denied)
+    for fmt in sources.READERS:
+        monkeypatch.setitem(sources.READERS, fmt, denied)
     monkeypatch.setattr(sys, "argv", ["cogitave", "index", "-c", str(tmp_path / "col"), str(tree)])
     with pytest.raises(SystemExit) as exc:
         cli_module.main()
@@ -262,14 +266,15 @@ def test_watch_waits_for_another_writer(tmp_path: Path) -> None:
 
     src, col = tmp_path / "r.jsonl", tmp_path / "col"
     records(src, ["a"])
-    spec = cli_module.SourceSpec(src, col, "jsonl")
-    cli_module.sync_source(spec, True)
+    spec = indexing.SourceSpec(src, col, "jsonl")
+    indexing.index(spec)
     store = RootStore(col)
     before = store.head()
     stop = threading.Event()
     watcher = threading.Thread(
-        target=cli_module.watch_source,
-        args=(spec, stop),
+        target=indexing.watch,
+        args=(spec, lambda result: None),
+        kwargs={"stop": stop},
         daemon=True,
     )
     watcher.start()

@@ -32,7 +32,7 @@ from cogitave.errors import IngestError, QueryError
 from cogitave.query.types import MAX_QUERY_CHARS, Hit, SearchRequest
 
 if TYPE_CHECKING:
-    from cogitave.collection import Collection
+    from cogitave.reader import Reader
 
 K = 5
 METRICS = ("mrr", "hit@1", "hit@3", "hit@5", "ndcg@5")
@@ -218,7 +218,7 @@ def evaluate_questions(
 
 
 def collection_search(
-    col: Collection, mode: str, *, limit: int = K, **request: Any
+    col: Reader, mode: str, *, limit: int = K, **request: Any
 ) -> Callable[[str], Sequence[Hit]]:
     """``search`` for :func:`evaluate_questions`: ``mode`` on ``col``; bad queries find nothing."""
 

@@ -5,13 +5,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cogitave.collection import Collection
-from cogitave.errors import QueryError
+from cogitave.errors import InputError, QueryError
 from cogitave.eval.metrics import Qrels, evaluate
 from cogitave.query.types import MAX_QUERY_CHARS, MAX_QUERY_TERMS, WORDS, SearchRequest
+from cogitave.reader import Reader
+
+if TYPE_CHECKING:
+    from cogitave.eval.docs import UrlScore
 
 DEPTH = 100
 
@@ -42,7 +47,7 @@ def fit_query(text: str) -> str:
 
 
 def run_system(
-    col: Collection,
+    col: Reader,
     system: str,
     queries: Mapping[str, str],
     qrels: Qrels,
@@ -78,7 +83,7 @@ def run_system(
 
 
 def run_systems(
-    col: Collection,
+    col: Reader,
     systems: Sequence[str],
     queries: Mapping[str, str],
     qrels: Qrels,
@@ -86,3 +91,49 @@ def run_systems(
     on_query: Callable[[], None] | None = None,
 ) -> list[SystemScore]:
     return [run_system(col, s, queries, qrels, on_query=on_query) for s in systems]
+
+
+JUDGED_FORMATS = ("beir", "cranfield", "smart")
+
+
+def read_judged(fmt: str, queries: Path, qrels: Path) -> tuple[dict[str, str], Qrels]:
+    """Queries and judgments of a test collection in ``fmt``: ``beir`` (queries.jsonl and a
+    qrels .tsv), ``cranfield`` (cran.qry and cranqrel: queries keyed by position, graded),
+    ``smart`` (a SMART .QRY and .REL: binary, queries by ``.I``)."""
+    if fmt == "cranfield":
+        from cogitave.eval import cranfield
+
+        return cranfield.read_queries(queries), cranfield.read_qrels(qrels)
+    if fmt == "smart":
+        from cogitave.ingest import smart
+
+        return smart.read_queries(queries), smart.read_qrels(qrels)
+    if fmt == "beir":
+        from cogitave.ingest import beir
+
+        return beir.read_queries(queries), beir.read_qrels(qrels)
+    raise InputError(f"--format must be one of {', '.join(JUDGED_FORMATS)} or urls, not {fmt!r}")
+
+
+def evaluate_systems(
+    reader: Reader,
+    fmt: str,
+    queries: Path,
+    qrels: Path | None,
+    systems: Sequence[str],
+    *,
+    group_by_page: bool = False,
+) -> list[SystemScore] | list[UrlScore]:
+    """Every system of ``systems`` (all the reader runs: empty) on a query set: judged
+    (``fmt`` beir, cranfield, smart: nDCG@10, recall@100, MRR@10) or graded by page URL
+    (``urls``: MRR, Hit@k, nDCG@5 over pages; ``group_by_page`` as docs_search)."""
+    names = list(systems) or list(reader.systems())
+    if fmt == "urls":
+        from cogitave.eval.docs import collection_search, evaluate_questions, read_url_questions
+
+        qs = read_url_questions(queries)
+        opts = {"group_by_page": True} if group_by_page else {}
+        return [evaluate_questions(n, qs, collection_search(reader, n, **opts)) for n in names]
+    if qrels is None:
+        raise InputError(f"--format {fmt} needs --qrels")
+    return run_systems(reader, names, *read_judged(fmt, queries, qrels))

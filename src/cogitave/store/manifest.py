@@ -192,6 +192,11 @@ class Manifest:
         """Stored vector rows per dimension, as counted by the writer."""
         return dict(self.counts.get("vector_rows") or {})
 
+    @property
+    def vector_segments(self) -> int:
+        """Vector segments over every dimension."""
+        return sum(len(v) for v in self.vectors.values())
+
     def with_counts(self, *, nodes: int, edges: int, vector_rows: dict[str, int]) -> Manifest:
         """A copy with new counts (any other count a newer writer recorded is kept)."""
         counts = {**self.counts, "nodes": nodes, "edges": edges, "vector_rows": vector_rows}

@@ -123,8 +123,20 @@ class RootStore:
         self.tmp = self.path / "tmp"
 
     # -- layout -----------------------------------------------------------------------------
+    LAYOUT = frozenset(
+        {"HEAD", "LOCK", "objects", "roots", "snapshots", "readers", "tmp", "objects.verified"}
+    )
+    """The names a collection directory holds."""
+
     def exists(self) -> bool:
         return (self.path / "HEAD").is_file()
+
+    def foreign_entries(self) -> list[str]:
+        """Names in the directory that a collection does not hold (a folder of other files
+        is never written into). Empty for a collection or an empty folder."""
+        if self.exists() or not self.path.is_dir():
+            return []
+        return sorted(p.name for p in self.path.iterdir() if p.name not in self.LAYOUT)
 
     def init(self) -> None:
         for d in (self.objects, self.roots, self.snapshots, self.tmp):

@@ -1,0 +1,289 @@
+"""Indexing: a source -> a collection kept in sync with it (the application layer of writes).
+
+What ``cogitave index | watch | delete`` do, for the CLI and for programs: read a source
+(:func:`read`), open or create the collection it goes to (:func:`open_collection`), sync the
+source into it (:func:`index`; a sharded collection is built or synced on Ray or in one
+process), keep it in sync as its files change (:func:`watch`), delete nodes or a source. Every
+check runs before the collection is touched: a bad source, a bad record (unless ``skip_bad``)
+or a folder that is not a collection changes nothing. Readers are opened here too
+(:func:`open_reader`): a plain or a sharded collection, behind the same
+:class:`~cogitave.reader.Reader`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cogitave.errors import CogitaveError, ConflictError, InputError, NotFoundError
+from cogitave.store.roots import RootStore
+
+if TYPE_CHECKING:  # the engine loads only when a command needs it (``--help`` stays fast)
+    from cogitave.collection import Collection
+    from cogitave.ingest.records import Batch, Problem
+    from cogitave.publish import Progress, Published
+    from cogitave.reader import Reader
+
+FORMATS = ("auto", "jsonl", "beir", "cranfield", "smart", "docs", "markdown")
+WATCH_LOCK_TRIES = 20
+"""Attempts (0.5 s apart) of a watch's sync while another writer holds the lock."""
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """What one source is and how to read it."""
+
+    source: Path
+    collection: Path
+    fmt: str = "auto"
+    schema: Path | None = None
+    skip_bad: bool = False
+    name: str | None = None
+    add_only: bool = False
+    base_url: str | None = None
+    allow_outside: tuple[Path, ...] = ()
+
+    @property
+    def source_id(self) -> str:
+        """The source's name in the collection: ``name``, else its resolved path."""
+        return self.name or str(self.source.resolve())
+
+
+@dataclass(frozen=True)
+class IndexResult:
+    """What one sync of a source did."""
+
+    source: str
+    read: int
+    skipped: tuple[Problem, ...]
+    live: int
+    root: str
+    published: Published | None = None
+    """The sync (None for a sharded collection, which is rebuilt shard by shard)."""
+    shards: int | None = None
+    report: str = field(default="", repr=False)
+
+
+# -- readers ----------------------------------------------------------------------------------
+def open_reader(
+    path: Path, *, ray: str | None = None, partial: bool = False, root: str | None = None
+) -> Reader:
+    """The collection at ``path`` to read: sharded (shards in this process, or actors on
+    Ray with ``ray``) or plain (at ``root``, a retained root id, when given)."""
+    from cogitave.distributed.layout import is_sharded
+
+    if is_sharded(path):
+        from cogitave.distributed.facade import ShardedCollection
+
+        return ShardedCollection.open(path, ray, allow_partial=partial)
+    if ray is not None:
+        raise InputError(f"--ray needs a sharded collection; {path} is not one")
+    return open_collection(path, root=root)
+
+
+def open_collection(path: Path, *, root: str | None = None) -> Collection:
+    """The plain collection at ``path`` (``NotFoundError`` when there is none)."""
+    from cogitave.collection import Collection
+
+    check_folder(path)
+    if not Collection.exists(path):
+        raise NotFoundError(f"no collection at {path}")
+    return Collection.open(path, root)
+
+
+def check_folder(path: Path) -> None:
+    """A collection path must be a collection, or a folder a collection can be made in."""
+    from cogitave.distributed.layout import is_sharded
+
+    if path.exists() and not path.is_dir():
+        raise InputError(f"--collection {path} is a file, not a collection folder")
+    if not path.is_dir() or is_sharded(path):
+        return
+    try:
+        foreign = RootStore(path).foreign_entries()
+    except PermissionError as e:
+        raise InputError(f"cannot read --collection {path}: permission denied") from e
+    if foreign:  # never write a collection into a folder of other files
+        raise InputError(
+            f"--collection {path} is a folder that holds other files, not a collection"
+        )
+
+
+# -- reading a source -------------------------------------------------------------------------
+def read(spec: SourceSpec) -> Batch:
+    """The source's batch, checked: a missing or unreadable source, no documents, or (unless
+    ``skip_bad``) a bad record is one error, and nothing is written."""
+    from cogitave.ingest.sources import read_source
+
+    batch = read_source(
+        spec.source,
+        spec.fmt,
+        schema=spec.schema,
+        base_url=spec.base_url,
+        allow_outside=spec.allow_outside,
+    )
+    if batch.problems and not spec.skip_bad:
+        batch.raise_if_bad()
+    return batch
+
+
+# -- writing ----------------------------------------------------------------------------------
+def index(
+    spec: SourceSpec,
+    *,
+    progress: Progress | None = None,
+    on_read: Callable[[Batch], None] | None = None,
+    shards: int | None = None,
+    ray: str | None = None,
+    embed_actors: int = 1,
+) -> IndexResult:
+    """Sync the source into the collection (created if absent): new nodes added, changed
+    ones replaced, vanished ones deleted (kept with ``add_only``); nothing changed, no new
+    root. ``on_read`` sees the batch before the long embedding step (the ingest report)."""
+    from cogitave.collection import Collection
+    from cogitave.distributed.layout import is_sharded
+
+    check_folder(spec.collection)
+    batch = read(spec)
+    if on_read is not None:
+        on_read(batch)
+    report = str(getattr(batch, "report", "") or "")
+    skipped = tuple(batch.problems)
+    if shards is not None or ray is not None or is_sharded(spec.collection):
+        roots = _index_sharded(batch, spec.collection, shards, ray, embed_actors, progress)
+        return IndexResult(
+            spec.source_id,
+            len(batch.nodes),
+            skipped,
+            len(batch.nodes),
+            "",
+            None,
+            len(roots),
+            report,
+        )
+    if Collection.exists(spec.collection):
+        col = Collection.open(spec.collection)
+    else:
+        col = Collection.create(spec.collection, batch.schema)  # type: ignore[arg-type]
+    res = col.sync(spec.source_id, batch.nodes, add_only=spec.add_only, progress=progress)
+    return IndexResult(
+        spec.source_id, len(batch.nodes), skipped, len(col), col.root, res, None, report
+    )
+
+
+def _index_sharded(
+    batch: Batch,
+    collection: Path,
+    shards: int | None,
+    ray: str | None,
+    actors: int,
+    progress: Progress | None,
+) -> list[str]:
+    """Create or sync a sharded collection (on Ray with ``ray``): the shard root ids."""
+    from cogitave.collection import Collection
+    from cogitave.distributed.build import build_sharded
+    from cogitave.distributed.layout import is_sharded
+    from cogitave.expand.embed import DEFAULT_ENCODER
+
+    if Collection.exists(collection) and not is_sharded(collection):
+        raise InputError(f"{collection} is an ordinary collection; shard into a new directory")
+    if ray is not None:
+        from cogitave.distributed.actors import connect
+
+        connect(ray)
+    return build_sharded(
+        collection,
+        batch.nodes,
+        batch.schema,
+        shards=shards,
+        encoder=DEFAULT_ENCODER,
+        use_ray=ray is not None,
+        embed_actors=actors,
+        progress=progress,
+    )
+
+
+def watch(
+    spec: SourceSpec,
+    on_result: Callable[[IndexResult | CogitaveError], None],
+    *,
+    stop: threading.Event | None = None,
+    debounce: int = 300,
+) -> None:
+    """Sync the source after each burst of file changes (one publish per burst) until
+    ``stop`` is set or the process is interrupted. Each burst's result (or error: a bad
+    edit must not end the watch) goes to ``on_result``; a burst that meets another writer
+    waits for it (:data:`WATCH_LOCK_TRIES` times 0.5 s) rather than being lost."""
+    from cogitave.sync import watch as watch_changes
+
+    def burst(paths: set[Path]) -> None:
+        for attempt in range(WATCH_LOCK_TRIES):
+            try:
+                on_result(index(spec))
+            except ConflictError as e:
+                if attempt + 1 < WATCH_LOCK_TRIES:
+                    time.sleep(0.5)
+                    continue
+                on_result(e)
+            except CogitaveError as e:
+                on_result(e)
+            return
+
+    watch_changes(
+        spec.source,
+        burst,
+        ignore=[spec.collection],
+        stop=stop,
+        quiet_ms=debounce,
+        max_ms=10 * debounce,
+    )
+
+
+@dataclass(frozen=True)
+class Deleted:
+    """What a delete did: the uids deleted, those unknown, the root after it."""
+
+    deleted: tuple[str, ...]
+    unknown: int
+    root: str
+    live: int
+
+
+def delete_nodes(path: Path, uids: Sequence[str]) -> Deleted:
+    """Delete live nodes by uid and publish (nothing to delete: no new root)."""
+    col = open_collection(path)
+    wanted = list(dict.fromkeys(uids))
+    live = [u for u in wanted if col.snapshot.id_of(u) is not None]
+    if live:
+        col.delete(live)
+        col.publish()
+    return Deleted(tuple(live), len(wanted) - len(live), col.root, len(col))
+
+
+def delete_source(path: Path, name: str) -> Deleted:
+    """Delete every node recorded for source ``name`` and forget the source."""
+    col = open_collection(path)
+    res = col.delete_source(name)
+    return Deleted(tuple(res.deleted), 0, res.root or col.root, len(col))
+
+
+def project_docs() -> Path:
+    """The project's own docs folder (the demo's embedded default corpus)."""
+    import cogitave
+
+    here = Path(cogitave.__file__).resolve()
+    for parent in here.parents:
+        if (parent / "docs" / "index.md").is_file() and (parent / "pyproject.toml").is_file():
+            return parent / "docs"
+    raise InputError("the project's docs/ folder was not found; pass --docs PATH")
+
+
+def docs_source(docs: Path) -> Path:
+    """A docs folder, or the ``mkdocs.yml`` beside it (its nav gives the reading order)."""
+    if docs.name == "docs" and (docs.parent / "mkdocs.yml").is_file():
+        return docs.parent / "mkdocs.yml"
+    return docs

@@ -1,0 +1,202 @@
+"""What the command line prints: progress bars with rates and ETAs, hits for a person, one
+line per sync, tables.
+
+Standard output carries answers (hits, JSON, Markdown, tables); standard error carries
+progress, reports and errors, so a pipe gets the answer alone.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from cogitave.eval.docs import UrlScore
+    from cogitave.eval.run import SystemScore
+    from cogitave.indexing import IndexResult
+    from cogitave.query.types import Hit, SearchResponse
+    from cogitave.store.roots import RootInfo
+
+PIPED_WIDTH = 4096
+"""Line width when the output is not a terminal: nothing is wrapped or cut (a URL split over
+two lines is a broken URL for a program that reads it)."""
+
+
+def _console(stderr: bool = False) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty():
+        return Console(stderr=stderr)
+    return Console(stderr=stderr, soft_wrap=True, width=PIPED_WIDTH)
+
+
+out = _console()
+err = _console(stderr=True)
+
+
+class RateColumn(ProgressColumn):
+    """Items per second: rich's recent window, else the average so far ("-" before any)."""
+
+    def render(self, task: Task) -> Text:
+        """The rate as ``12.3/s``."""
+        speed = task.finished_speed or task.speed
+        elapsed = task.finished_time or task.elapsed
+        if speed is None and task.completed and elapsed:
+            speed = task.completed / elapsed  # one big step: the window has a single sample
+        return Text("-/s" if speed is None else f"{speed:,.1f}/s", style="progress.data.speed")
+
+
+@contextmanager
+def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], None]]:
+    """A rich progress bar driven by ``progress(stage, done, total)`` callbacks: done/total,
+    rate, elapsed time and the time left per stage. It shows from the first callback, so a
+    command that fails before any work prints its error alone."""
+    if not enabled:
+        yield lambda stage, done, total: None
+        return
+    bar: Progress | None = None
+    tasks: dict[str, Any] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = Progress(
+                TextColumn("{task.description:>10}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                RateColumn(),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                console=err,
+                transient=False,
+            )
+            bar.start()
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(stage, total=max(total, 1))
+        bar.update(tasks[stage], completed=done, total=max(total, 1))
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.stop()
+
+
+def sync_line(res: IndexResult) -> str:
+    """One line for one sync: what was read, what changed, what was embedded, the root."""
+    head = f"indexed {res.read} nodes ({len(res.skipped)} skipped) from {res.source}: "
+    pub = res.published
+    if res.shards is not None:
+        return head + f"{res.shards} shards"
+    assert pub is not None
+    if pub.root is None:
+        return head + f"nothing changed; root stays {res.root[:12]}, {res.live} live nodes"
+    return head + (
+        f"{len(pub.added)} added, {len(pub.changed)} changed, "
+        f"{len(pub.deleted)} deleted, {pub.unchanged} unchanged; "
+        f"{pub.encoded} texts embedded, {pub.reused} reused; "
+        f"root {pub.root[:12]}, {res.live} live nodes"
+    )
+
+
+def print_results(res: SearchResponse, hits: Sequence[Hit] | None = None) -> None:
+    """Hits for a person: rank, breadcrumb (or title), where it lives, a readable snippet."""
+    from cogitave.service.render import crumbs
+
+    if not res.results:
+        out.print("[dim]no results[/dim]")
+    for h in res.results if hits is None else hits:
+        title = escape(crumbs(h.breadcrumb, h.title, h.uid))
+        out.print(
+            f"[bold]{h.rank:>3}. {title}[/bold]  [dim]{escape(h.kind)} · {h.score:.4f}[/dim]",
+            highlight=False,
+        )
+        out.print(f"     {h.url or h.path or h.uid}", markup=False, highlight=False)
+        if h.snippet:
+            snippet = " ".join(h.snippet.split())
+            for line in textwrap.wrap(snippet, width=96, max_lines=3, placeholder=" …"):
+                out.print(f"     {line}", markup=False, highlight=False, style="dim")
+    ms = res.diagnostics.get("total_ms", 0)
+    out.print(f"[dim]{len(res.results)} results · {ms:.1f} ms · root {res.root[:12]}[/dim]")
+
+
+def roots_table(roots: Sequence[RootInfo]) -> Table:
+    """The retained roots, newest first, with full ids."""
+    t = Table("root", "created", "nodes", "segments", "parent", "")
+    for r in roots:
+        t.add_row(
+            r.id,
+            r.created,
+            str(r.nodes),
+            str(r.segments),
+            (r.parent or "-")[:12],
+            " ".join(x for x, on in (("HEAD", r.head), ("held by a reader", r.held)) if on),
+        )
+    return t
+
+
+def settings_lines(settings: dict[str, Any]) -> list[str]:
+    """``section.key = value`` per setting (values as JSON)."""
+    out_lines: list[str] = []
+    for section, value in settings.items():
+        items = value.items() if isinstance(value, dict) else [(None, value)]
+        for k, v in items:
+            key = section if k is None else f"{section}.{k}"
+            out_lines.append(f"{key} = {json.dumps(v)}")
+    return out_lines
+
+
+def print_scores(scores: Sequence[SystemScore] | Sequence[UrlScore]) -> None:
+    """One row per system: judged metrics and latency, or the URL-graded questions'."""
+    from cogitave.eval.docs import UrlScore
+    from cogitave.eval.run import SystemScore
+
+    if scores and isinstance(scores[0], UrlScore):
+        head = ("system", "MRR", "Hit@1", "Hit@3", "Hit@5", "nDCG@5", "answer tokens", "queries")
+        t = Table(*head)
+        for u in scores:
+            assert isinstance(u, UrlScore)
+            metrics = (f"{u.metrics[k]:.4f}" for k in ("mrr", "hit@1", "hit@3", "hit@5", "ndcg@5"))
+            t.add_row(u.system, *metrics, f"{u.tokens:.0f}", str(len(u.outcomes)))
+        out.print(t)
+        out.print("answer tokens: characters / 4 of the top 5 hits as compact JSON (an estimate)")
+        return
+    t = Table("system", "nDCG@10", "recall@100", "MRR@10", "queries", "p50 ms", "p99 ms")
+    for s in scores:
+        assert isinstance(s, SystemScore)
+        m = s.metrics
+        t.add_row(
+            s.system,
+            *(f"{m[k]:.4f}" for k in ("ndcg@10", "recall@100", "mrr@10")),
+            str(s.queries),
+            f"{s.p50_ms:.2f}",
+            f"{s.p99_ms:.2f}",
+        )
+    out.print(t)
+
+
+def heading(text: str) -> None:
+    """A section heading: a rule on a terminal, a plain line in a pipe."""
+    if out.width < PIPED_WIDTH:
+        out.rule(f"[bold]{escape(text)}")
+    else:
+        out.print(f"== {text}", markup=False, highlight=False)
