@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from cogitave.ingest.rst import Xref, find_py_object, parse_rst
-from cogitave.ingest.rst_markdown import render_markdown
+from cogitave.ingest.docs.rst import Xref, find_py_object, parse_rst
+from cogitave.ingest.docs.rst_markdown import render_markdown
 
 
 def parse(text: str) -> str:

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from mcp import Client
 
 from cogitave.collection import Collection
-from cogitave.ingest.markdown import read_markdown
+from cogitave.ingest.docs import read_docs as read_markdown
 from cogitave.query.types import SearchRequest
 from cogitave.surfaces.http import create_app
 from cogitave.surfaces.mcp import build_mcp

@@ -13,7 +13,8 @@ from collections import Counter
 from pathlib import Path
 
 from cogitave.errors import InputError
-from cogitave.ingest.md_layout import MD_SUFFIXES, MKDOCS_NAMES, RST_SUFFIXES, count_pages
+from cogitave.ingest.docs.paths import MD_SUFFIXES, MKDOCS_NAMES, RST_SUFFIXES
+from cogitave.ingest.docs.site import count_pages
 from cogitave.ingest.smart import CORPUS_FILES as SMART_CORPORA
 
 DOC_FORMATS = ("docs", "markdown")

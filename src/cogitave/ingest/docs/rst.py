@@ -7,7 +7,7 @@ never fails on an extension it does not know. File inclusion and raw HTML are of
 read files outside the tree (``literalinclude`` is resolved by the caller, inside the tree).
 
 Two passes, because cross-references need the whole tree: :func:`parse_rst` gives a
-:class:`RstDoc` (title, labels, API objects, toctrees); :mod:`cogitave.ingest.rst_markdown`
+:class:`RstDoc` (title, labels, API objects, toctrees); :mod:`cogitave.ingest.docs.rst_markdown`
 then turns its doctree into Markdown once every page's labels and objects are known.
 """
 

@@ -12,11 +12,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
-from cogitave.ingest.md_frontmatter import split_front_matter
+from cogitave.ingest.docs.frontmatter import split_front_matter
 
 # (path as written) -> (text, language) or None
 Reader = Callable[[str], tuple[str, str] | None]
+EXT_LANGUAGE = {
+    ".py": "python", ".js": "javascript", ".ts": "typescript", ".md": "markdown",
+    ".yml": "yaml", ".yaml": "yaml", ".toml": "toml", ".json": "json", ".sh": "bash",
+    ".html": "html", ".css": "css", ".txt": "text", ".go": "go", ".rs": "rust",
+    ".sql": "sql", ".ini": "ini", ".dockerfile": "dockerfile",
+}  # fmt: skip
 
 INCLUDE = re.compile(r"^\s*\{([*!])>?\s*(\S+?)(?:\s+([^*!]*?))?\s*\1\}\s*$")
 _SNIPPET = re.compile(r"""^(\s*)(;?)-{1,}8<-{1,}\s+(["']?)([^"']+?)\3\s*$""")
@@ -30,6 +37,12 @@ _HUGO_INCLUDE = re.compile(
 _HUGO_CODE_OPEN = re.compile(r"^\s*\{\{<\s*(code-toggle|highlight|code)\b([^>]*)>\}\}\s*$")
 _HUGO_CODE_CLOSE = re.compile(r"^\s*\{\{<\s*/\s*(code-toggle|highlight|code)\s*>\}\}\s*$")
 _HUGO_SHORTCODE = re.compile(r"\{\{[<%]\s*/?\s*(?!(?:rel)?ref\b)[\w-]+[^{}]*?[>%]\}\}")
+
+
+def language_of(file: Path) -> str:
+    """The code language of an included file, by its extension (``text`` without one)."""
+    suffix = file.suffix.lower()
+    return EXT_LANGUAGE.get(suffix, suffix.lstrip(".") or "text")
 
 
 def line_ranges(spec: str, total: int) -> list[tuple[int, int]]:

@@ -18,12 +18,13 @@ of their own) and, per page, its path under the content folder and its front mat
 - ``uglyURLs`` (true, or per top-level section): ``/posts/a.html`` instead of ``/posts/a/``,
   a section's own page ``/posts.html``; the home page stays ``/``.
 
-The front matter ``url`` overrides both, as in Hugo.
+The front matter ``url`` overrides both, as in Hugo (:func:`page_url`).
 """
 
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -34,8 +35,9 @@ from typing import Any, Literal
 
 import yaml
 
+from cogitave.ingest.docs.frontmatter import load_yaml
+from cogitave.ingest.docs.paths import INDEX_STEMS, humanize, normalize_url
 from cogitave.ingest.globs import glob_regex
-from cogitave.ingest.md_frontmatter import load_yaml
 
 Kind = Literal["page", "section"]
 _CONFIG_NAMES = ("hugo", "config")
@@ -246,3 +248,46 @@ def expand(
         return simple.get(name, m.group(0))
 
     return _TOKEN.sub(value, pattern)
+
+
+def page_url(
+    stem: str,
+    front: Mapping[str, Any],
+    urls: HugoUrls | None = None,
+    section_titles: Mapping[str, str] | None = None,
+) -> str:
+    """A Hugo page's URL (``stem``: its path under the content folder, no suffix): the front
+    matter ``url``, else its path with the front matter ``slug`` in place of a page's last
+    segment, or the site's ``permalinks``; ``uglyURLs``."""
+    url = front.get("url")
+    if isinstance(url, str) and url.strip():
+        return normalize_url(url if url.startswith("/") else "/" + url)
+    urls = urls or HugoUrls()
+    parts = stem.split("/")
+    kind: Kind = "section" if parts[-1] == "_index" else "page"
+    if parts[-1] in INDEX_STEMS:  # `_index.md` (a section), `index.md` (a leaf bundle)
+        parts = parts[:-1]
+    if not parts:
+        return "/"
+    sections = parts if kind == "section" else parts[:-1]
+    top = sections[0] if sections else ""
+    slug = front.get("slug")
+    pattern = urls.pattern("/" + "/".join(parts).lower(), top, kind)
+    if pattern is not None:
+        path = expand(
+            pattern,
+            sections=sections,
+            front=front,
+            basename=parts[-1],
+            title=humanize(stem),
+            section_titles=section_titles,
+        )
+    else:
+        if kind == "page" and isinstance(slug, str) and slug.strip():
+            parts[-1] = slug.strip()
+        path = "/".join(parts)
+    # Hugo lower-cases paths and turns spaces into '-' unless configured otherwise.
+    path = "/" + path.lower().replace(" ", "-").strip("/")
+    if path != "/" and urls.is_ugly(top):
+        return posixpath.normpath(path) + ".html"
+    return normalize_url(path)

@@ -1,0 +1,56 @@
+"""A Hugo site: its content folder -> a :class:`~cogitave.ingest.docs.site.Site`.
+
+A folder is Hugo when it holds ``content/``, or is itself content (named ``content``, or
+holding ``_index.md``). The site's config (:func:`~cogitave.ingest.docs.hugo_urls.hugo_config`)
+gives ``baseURL``, ``permalinks`` and ``uglyURLs`` (page URLs:
+:mod:`~cogitave.ingest.docs.hugo_urls`). A multilingual site keeps one content folder per
+language (``content/en/...``): one language is read, English when present.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from cogitave.ingest.docs.hugo_urls import HugoUrls, hugo_config
+from cogitave.ingest.docs.paths import MD_SUFFIXES
+from cogitave.ingest.docs.site import Site
+
+_LANG_DIR = re.compile(r"^[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?$")
+
+
+def detect_hugo(path: Path) -> Site | None:
+    """The Hugo site of the folder ``path``, or None when it is not one."""
+    if (path / "content").is_dir():
+        return hugo_site(path, path / "content")
+    if path.name == "content" or (path / "_index.md").is_file():
+        return hugo_site(path, path)
+    return None
+
+
+def hugo_site(base: Path, content: Path) -> Site:
+    """The site whose content folder is ``content``; ``base`` is the folder the caller named."""
+    site = Site("hugo", base, content, "github")
+    # The content folder given directly: the config is in the site folder above it.
+    config = hugo_config(base) or (hugo_config(base.parent) if base == content else {})
+    url = config.get("baseurl")
+    site.site_url = url.strip() if isinstance(url, str) else ""
+    site.hugo = HugoUrls.from_config(config)
+    site.notes.extend(site.hugo.notes)
+    # Multilingual sites keep one content folder per language (content/en/...): URLs have no
+    # language prefix, so read one language (English when present) as the root.
+    if not any(p.suffix in MD_SUFFIXES for p in content.iterdir() if p.is_file()):
+        langs = sorted(
+            d
+            for d in content.iterdir()
+            if d.is_dir() and _LANG_DIR.match(d.name) and (d / "_index.md").is_file()
+        )
+        if langs:
+            chosen = next((d for d in langs if d.name == "en"), langs[0])
+            site.docs_root = chosen
+            site.other_trees = tuple(f"/{d.name.lower()}/" for d in langs if d != chosen)
+            if len(langs) > 1:
+                site.notes.append(
+                    f"language folders {[d.name for d in langs]}: read {chosen.name!r} only"
+                )
+    return site
