@@ -35,7 +35,7 @@ def hugo_site(base: Path, content: Path) -> Site:
     config = hugo_config(base) or (hugo_config(base.parent) if base == content else {})
     url = config.get("baseurl")
     site.site_url = url.strip() if isinstance(url, str) else ""
-    site.hugo = HugoUrls.from_config(config)
+    site.hugo = HugoUrls.from_config(config, f"the Hugo config of {base}")
     site.notes.extend(site.hugo.notes)
     # Multilingual sites keep one content folder per language (content/en/...): URLs have no
     # language prefix, so read one language (English when present) as the root.

@@ -35,9 +35,10 @@ from typing import Any, Literal
 
 import yaml
 
+from cogitave.errors import IngestError
 from cogitave.ingest.docs.frontmatter import load_yaml
 from cogitave.ingest.docs.paths import INDEX_STEMS, humanize, normalize_url
-from cogitave.ingest.globs import glob_regex
+from cogitave.ingest.globs import GlobError, Matcher, compile_glob
 
 Kind = Literal["page", "section"]
 _CONFIG_NAMES = ("hugo", "config")
@@ -104,11 +105,12 @@ class HugoUrls:
     ugly_sections: Mapping[str, bool] = field(default_factory=dict)
     page: Mapping[str, str] = field(default_factory=dict)  # section -> pattern
     section: Mapping[str, str] = field(default_factory=dict)
-    rules: tuple[tuple[re.Pattern[str] | None, str], ...] = ()  # array form, in order
+    rules: tuple[tuple[Matcher | None, str], ...] = ()  # array form, in order
     notes: tuple[str, ...] = ()
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> HugoUrls:
+    def from_config(cls, config: Mapping[str, Any], where: str = "the Hugo config") -> HugoUrls:
+        """The URL settings of a config (``where`` names it for an error)."""
         ugly_cfg = config.get("uglyurls", False)
         ugly = ugly_cfg is True
         ugly_sections = (
@@ -119,7 +121,7 @@ class HugoUrls:
         perm = config.get("permalinks") or {}
         page: dict[str, str] = {}
         section: dict[str, str] = {}
-        rules: list[tuple[re.Pattern[str] | None, str]] = []
+        rules: list[tuple[Matcher | None, str]] = []
         notes: list[str] = []
         if isinstance(perm, Mapping):
             for key, value in perm.items():
@@ -140,7 +142,7 @@ class HugoUrls:
                     and set(target) == {"path"}
                     and isinstance(target["path"], str)
                 ):
-                    rules.append((glob_regex(target["path"], re.IGNORECASE), entry["pattern"]))
+                    rules.append((_path_glob(target["path"], where), entry["pattern"]))
                 else:
                     notes.append(
                         f"permalinks entry {entry['pattern']!r}: its target matches more "
@@ -158,6 +160,15 @@ class HugoUrls:
                 return pattern
         table = self.page if kind == "page" else self.section
         return table.get(top_section.lower())
+
+
+def _path_glob(pattern: str, where: str) -> Matcher:
+    try:
+        return compile_glob(pattern, ignore_case=True)
+    except GlobError as e:
+        raise IngestError(
+            f"{where}: permalinks: cannot read the pattern {pattern!r}: {e}"
+        ) from None
 
 
 def urlize(text: str) -> str:

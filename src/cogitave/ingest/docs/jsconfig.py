@@ -109,11 +109,12 @@ def read_text(path: Path) -> str:
         return ""
 
 
-def other_locales(site: Site, text: str) -> None:
+def other_locales(site: Site, text: str, source: str) -> None:
     """VitePress and Starlight ``locales``: the root locale is the site's own language; every
     other key that is a folder of the docs root is a translation, left out."""
     others = [k for k in object_keys(text, "locales") if k != "root"]
     others = [k for k in others if (site.docs_root / k).is_dir()]
     if others:
-        site.leave_out("locales: another language", [f"{k}/**" for k in others], others)
+        globs = [f"{k}/**" for k in others]
+        site.leave_out("locales: another language", globs, others, source)
         site.notes.append(f"locales {others}: read the root locale only")

@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pathspec
 import yaml
 
 from cogitave.errors import IngestError
@@ -24,6 +23,7 @@ from cogitave.ingest.docs.frontmatter import load_yaml
 from cogitave.ingest.docs.paths import MKDOCS_NAMES, normalize_url
 from cogitave.ingest.docs.site import SKIP_DIRS, NavGroup, Site
 from cogitave.ingest.docs.urls import rewrite_rule
+from cogitave.ingest.globs import GitIgnore, GlobError
 
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 # What MkDocs always excludes, before ``exclude_docs`` (dot-files, which the walk skips anyway,
@@ -71,8 +71,8 @@ def mkdocs_site(base: Path, config_file: Path) -> Site:
         site.nav = NavGroup("")
         _nav_items(config["nav"], site.nav, site)
     site.redirects = _redirect_maps(config.get("plugins"))
-    _excludes(site, config)
-    _i18n(site, config.get("plugins"))
+    _excludes(site, config, str(config_file))
+    _i18n(site, config.get("plugins"), str(config_file))
     extra = config.get("extra")
     alternate = extra.get("alternate") if isinstance(extra, Mapping) else None
     if isinstance(alternate, list):
@@ -83,7 +83,7 @@ def mkdocs_site(base: Path, config_file: Path) -> Site:
     return site
 
 
-def _excludes(site: Site, config: Mapping[str, Any]) -> None:
+def _excludes(site: Site, config: Mapping[str, Any], source: str) -> None:
     """``exclude_docs`` (added to :data:`MKDOCS_EXCLUDE_ALWAYS`, as MkDocs does) and
     ``draft_docs`` (left out of ``mkdocs build``), in gitignore syntax; ``not_in_nav`` pages
     are still built and stay."""
@@ -94,10 +94,13 @@ def _excludes(site: Site, config: Mapping[str, Any]) -> None:
             raw = ""
         lines = [*always, *(x for x in raw.splitlines() if x.strip())]
         if lines:
-            site.excludes.gitignore[key] = pathspec.GitIgnoreSpec.from_lines(lines)
+            try:
+                site.excludes.gitignore[key] = GitIgnore(lines)
+            except GlobError as e:
+                raise IngestError(f"{source}: {key}: {e}") from None
 
 
-def _i18n(site: Site, plugins: Any) -> None:
+def _i18n(site: Site, plugins: Any, source: str) -> None:
     """The ``i18n`` plugin (mkdocs-static-i18n): read the default language only. Suffix
     structure: ``page.md`` or ``page.<default>.md`` is the page, ``page.<other>.md`` another
     language; folder structure: ``<default>/page.md`` is the page (served at ``/page/``),
@@ -120,12 +123,13 @@ def _i18n(site: Site, plugins: Any) -> None:
     if not default:
         return
     if str(opts.get("docs_structure", "suffix")) == "folder":
-        site.leave_out("i18n: another language", [f"{x}/**" for x in others], others)
-        site.rewrites.append(rewrite_rule(f"{default}/:rest*", ":rest*"))
+        globs = [f"{x}/**" for x in others]
+        site.leave_out("i18n: another language", globs, others, source)
+        site.rewrites.append(rewrite_rule(f"{default}/:rest*", ":rest*", f"{source}: i18n"))
     else:
         globs = [f"**/*.{x}.{ext}" for x in others for ext in ("md", "markdown")]
-        site.leave_out("i18n: another language", globs, others)
-        site.rewrites.append(rewrite_rule(f":path*.{default}.md", ":path*.md"))
+        site.leave_out("i18n: another language", globs, others, source)
+        site.rewrites.append(rewrite_rule(f":path*.{default}.md", ":path*.md", f"{source}: i18n"))
     if others:
         site.notes.append(f"i18n languages {[default, *others]}: read {default!r} only")
 

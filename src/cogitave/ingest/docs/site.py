@@ -9,17 +9,14 @@ picks the generator.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pathspec
-
 from cogitave.ingest.docs.hugo_urls import HugoUrls
 from cogitave.ingest.docs.parse import AnchorStyle
 from cogitave.ingest.docs.paths import MD_SUFFIXES, RST_SUFFIXES, Shape
-from cogitave.ingest.globs import glob_regex
+from cogitave.ingest.globs import GitIgnore, Matcher, compile_globs
 
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "_build", "_static", "_templates"})
 
@@ -47,8 +44,8 @@ class Excludes:
     ``draft_docs``, Sphinx ``exclude_patterns``, VitePress ``srcExclude``): setting name ->
     gitignore-style spec or path globs, matched on paths relative to the docs root."""
 
-    gitignore: dict[str, pathspec.PathSpec] = field(default_factory=dict)
-    globs: dict[str, list[re.Pattern[str]]] = field(default_factory=dict)
+    gitignore: dict[str, GitIgnore] = field(default_factory=dict)
+    globs: dict[str, list[Matcher]] = field(default_factory=dict)
 
     def why(self, rel: str) -> str | None:
         """The setting that excludes ``rel`` (a glob excludes a folder's files too)."""
@@ -91,7 +88,7 @@ class Site:
     directory_urls: bool = True  # MkDocs `use_directory_urls` (false: `a/b.html`)
     hugo: HugoUrls = field(default_factory=HugoUrls)  # Hugo `permalinks` and `uglyURLs`
     # VitePress `rewrites`; MkDocs i18n (`page.en.md` and `en/page.md` served as `page/`)
-    rewrites: list[tuple[re.Pattern[str], str]] = field(default_factory=list)
+    rewrites: list[tuple[Matcher, str]] = field(default_factory=list)
 
     def files(self) -> list[Path]:
         """Page files under the docs root, sorted, hidden and build folders skipped (walked
@@ -101,11 +98,13 @@ class Site:
             self._files = sorted(walk_pages(self.docs_root, self.suffixes, partials))
         return list(self._files)
 
-    def leave_out(self, setting: str, globs: Sequence[str], trees: Sequence[str] = ()) -> None:
+    def leave_out(
+        self, setting: str, globs: Sequence[str], trees: Sequence[str] = (), source: str = ""
+    ) -> None:
         """Another language's files: those matching ``globs`` are left out (the reason named
         ``setting``), and links into the URL prefixes ``/<tree>/`` lead to another language
-        tree."""
-        self.excludes.globs[setting] = [glob_regex(g) for g in globs]
+        tree. ``source``: the config the names come from (for an error)."""
+        self.excludes.globs[setting] = compile_globs(globs, f"{source or 'the site'}: {setting}")
         self.other_trees += tuple(f"/{t.lower()}/" for t in trees)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cogitave.ingest.docs.jsconfig import read_text, setting
 from cogitave.ingest.docs.site import Site
-from cogitave.ingest.globs import glob_regex
+from cogitave.ingest.globs import compile_globs
 
 SPHINX_DIRS = ("", "source", "doc", "docs", "Doc", "docs/source", "doc/source")
 
@@ -79,7 +79,8 @@ def detect_sphinx(path: Path) -> Site | None:
                     "exclude_patterns: conf.py computes it or does not parse; not applied"
                 )
             elif patterns:
-                site.excludes.globs["exclude_patterns"] = [glob_regex(g) for g in patterns]
+                where = f"{folder / 'conf.py'}: exclude_patterns"
+                site.excludes.globs["exclude_patterns"] = compile_globs(patterns, where)
             return site
     for folder in (path, path / "_sources", path / "html" / "_sources"):
         if folder.name == "_sources" and folder.is_dir():

@@ -39,6 +39,6 @@ def detect_starlight(path: Path) -> Site | None:
         url = setting(text, "site") or ""
         site.site_url = url.rstrip("/") if url.startswith("http") else ""
         site.trailing_slash = setting(text, "trailingSlash") != "never"
-        other_locales(site, text)
+        other_locales(site, text, str(config))
         return site
     return None

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from cogitave.errors import IngestError
 from cogitave.ingest.docs import hugo_urls
 from cogitave.ingest.docs.paths import (
     INDEX_STEMS,
@@ -23,6 +24,7 @@ from cogitave.ingest.docs.paths import (
     strip_md,
 )
 from cogitave.ingest.docs.site import Site
+from cogitave.ingest.globs import GlobError, Matcher, compile_route
 
 
 def url_of(site: Site, rel: str, front: Mapping[str, Any]) -> str:
@@ -54,28 +56,25 @@ def page_url(shape: Shape, rel: str, front: Mapping[str, Any], site: Site | None
 
 
 _PARAM = re.compile(r":([A-Za-z_]\w*)([*+?]?)")
-_PARAM_RE = {"": "[^/]+", "?": "[^/]*", "*": ".*", "+": ".+"}
 
 
-def rewrite_rule(source: str, target: str) -> tuple[re.Pattern[str], str]:
+def rewrite_rule(source: str, target: str, where: str = "rewrites") -> tuple[Matcher, str]:
     """A VitePress ``rewrites`` entry: ``source`` with path-to-regexp parameters (``:name``
-    one segment, ``:name*``/``:name+`` any rest) as a regex, and ``target`` to fill in."""
-    out, at = [], 0
-    for m in _PARAM.finditer(source):
-        out.append(re.escape(source[at : m.start()]))
-        name, mod = m.groups()
-        out.append(f"(?P<{name}>{_PARAM_RE[mod]})")
-        at = m.end()
-    out.append(re.escape(source[at:]))
-    return re.compile("".join(out)), target
+    one segment, ``:name*``/``:name+`` any rest) as a matcher, and ``target`` to fill in;
+    ``where`` names the config for an error."""
+    try:
+        return compile_route(source), target
+    except GlobError as e:
+        raise IngestError(f"{where}: cannot read the pattern {source!r}: {e}") from None
 
 
-def rewrite_path(rel: str, rules: list[tuple[re.Pattern[str], str]]) -> str:
+def rewrite_path(rel: str, rules: list[tuple[Matcher, str]]) -> str:
     """The path a page is served from after the first matching rewrite (``.md`` kept)."""
     for pattern, target in rules:
-        m = pattern.fullmatch(rel) or pattern.fullmatch(strip_md(rel))
-        if m:
-            values = m.groupdict()
+        values = pattern.groups(rel)
+        if values is None:
+            values = pattern.groups(strip_md(rel))
+        if values is not None:
             out = _PARAM.sub(lambda p, v=values: v.get(p.group(1)) or "", target)
             out = out.lstrip("/")
             return out if out.endswith(MD_SUFFIXES) else f"{out}.md"

@@ -20,7 +20,7 @@ from cogitave.ingest.docs.jsconfig import (
 )
 from cogitave.ingest.docs.site import Site
 from cogitave.ingest.docs.urls import rewrite_rule
-from cogitave.ingest.globs import glob_regex
+from cogitave.ingest.globs import compile_globs
 
 CONFIGS = tuple(f"config.{e}" for e in ("ts", "js", "mjs", "mts", "cjs", "cts"))
 
@@ -44,8 +44,9 @@ def detect_vitepress(path: Path) -> Site | None:
         site.clean_urls = bool(re.search(r"(?m)^\s*cleanUrls\s*:\s*true", text))
         site.suffixes = (".md",)
         if excluded := string_list(text, "srcExclude"):
-            site.excludes.globs["srcExclude"] = [glob_regex(g) for g in excluded]
-        site.rewrites = [rewrite_rule(a, b) for a, b in string_pairs(text, "rewrites")]
-        other_locales(site, text)
+            site.excludes.globs["srcExclude"] = compile_globs(excluded, f"{config}: srcExclude")
+        pairs = string_pairs(text, "rewrites")
+        site.rewrites = [rewrite_rule(a, b, f"{config}: rewrites") for a, b in pairs]
+        other_locales(site, text, str(config))
         return site
     return None
