@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cogitave.ingest.confined import TreeReader
 from cogitave.ingest.docs import read_docs
 from cogitave.ingest.docs.docusaurus import detect_docusaurus
 from cogitave.ingest.docs.site import Site
@@ -76,7 +77,7 @@ def test_vitepress_site() -> None:
 def test_vitepress_without_clean_urls(tmp_path: Path) -> None:
     write(tmp_path, "docs/.vitepress/config.mts", "export default { base: '/' }\n")
     write(tmp_path, "docs/guide/a.md", "# A\n")
-    site = detect_vitepress(tmp_path)
+    site = detect_vitepress(tmp_path, TreeReader(tmp_path))
     assert site is not None and not site.clean_urls and site.site_url == ""
     assert url_of(site, "guide/a.md", {}) == "/guide/a.html"
     assert url_of(site, "guide/index.md", {}) == "/guide/"
@@ -109,7 +110,7 @@ def test_docusaurus_config_in_the_folder_and_defaults(tmp_path: Path) -> None:
     write(tmp_path, "docusaurus.config.js", "module.exports = { url: 'https://x.dev' };\n")
     write(tmp_path, "docs/a.md", "# A\n")
     write(tmp_path, "docs/_partial.md", "# Not a page\n")
-    site = detect_docusaurus(tmp_path)
+    site = detect_docusaurus(tmp_path, TreeReader(tmp_path))
     assert site is not None and site.route_base == "/docs" and site.site_url == "https://x.dev/"
     assert [p.name for p in site.files()] == ["a.md"]  # `_` files are partials
 

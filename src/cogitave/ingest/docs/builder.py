@@ -5,7 +5,10 @@ tally and the link resolver, with the services every step of the read uses.
 (:mod:`~cogitave.ingest.docs.pages`, :mod:`~cogitave.ingest.docs.structure`,
 :mod:`~cogitave.ingest.docs.nodes`, :mod:`~cogitave.ingest.docs.edges`) share: add a page,
 read an include, a page's URL (absolute when the site's base is known), a file's path as
-shown to the user, a page's Markdown with its includes expanded.
+shown to the user, a page's Markdown with its includes expanded. Every file is read through
+the site's :class:`~cogitave.ingest.confined.TreeReader`: an include that resolves outside
+the tree is refused and listed, and what one page pulls in through includes is bounded by
+:data:`~cogitave.ingest.confined.MAX_INCLUDED_BYTES`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from cogitave.ingest.confined import MAX_INCLUDED_BYTES, TreeReader
 from cogitave.ingest.docs.frontmatter import FrontMatter, FrontMatterMapping, Unbuilt, strings
 from cogitave.ingest.docs.graph import GraphDraft
 from cogitave.ingest.docs.includes import expand, language_of, rewrite_links, tidy
@@ -77,6 +81,7 @@ class Builder:
 
     def __init__(self, site: Site, mapping: FrontMatterMapping) -> None:
         self.site = site
+        self.reader: TreeReader = site.tree()
         self.mapping = mapping
         self.pages: dict[str, Page] = {}
         self.graph = GraphDraft()
@@ -91,6 +96,8 @@ class Builder:
         self.myst_labels: dict[str, tuple[str, str, str]] = {}
         self.cascades: dict[str, Unbuilt] = {}  # Hugo: section folder -> the pages below unbuilt
         self.api_refs: Counter[str] = Counter()  # Python-domain roles: resolved / undeclared
+        self.texts: dict[Path, str] = {}  # page file -> its text (to find an include's line)
+        self._included: Counter[Path] = Counter()  # page file -> bytes its includes pulled in
         self._base = Path(os.path.abspath(site.base))
         self._shown: dict[tuple[Path, bool], str] = {}
 
@@ -130,26 +137,44 @@ class Builder:
         return page
 
     # -- includes -------------------------------------------------------------------------
-    def read_include(self, file: Path, written: str) -> tuple[str, str] | None:
-        """(text, language) of a file an include in ``file`` names, searched like
-        :meth:`find_include`."""
-        for base in self.include_bases(file):
-            candidate = Path(os.path.normpath(base / written.lstrip("/")))
-            if not candidate.is_file() or not self._inside(candidate):
-                continue
-            try:
-                text = candidate.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                return None
-            return text, language_of(candidate)
-        return None
+    def read_include(self, file: Path, written: str, line: int = 0) -> tuple[str, str] | None:
+        """(text, language) of the file an include in ``file`` (at ``line``; 0: unknown)
+        names, found like :meth:`find_include`; None when it is missing, unreadable or
+        refused (listed in the report: outside the tree, too large, past the page's budget)."""
+        found = self.find_include(file, written.lstrip("/"), line)
+        if found is None:
+            return None
+        where = self._where(file, written, line)
+        try:
+            text = self.reader.read_text(found, where=where, written=written)
+        except (OSError, UnicodeDecodeError):
+            return None
+        if text is None:
+            return None
+        self._included[file] += len(text)
+        if self._included[file] > MAX_INCLUDED_BYTES:
+            mb = MAX_INCLUDED_BYTES // (1024 * 1024)
+            self.reader.refuse(where, written, f"past the {mb} MB a page may include; not read")
+            return None
+        return text, language_of(found)
 
-    def find_include(self, file: Path, written: str) -> Path | None:
-        """The file an include directive in ``file`` names (FastAPI's ``{* ... *}``)."""
+    def find_include(self, file: Path, written: str, line: int = 0) -> Path | None:
+        """The file an include directive in ``file`` names: ``written`` relative to the first
+        of :meth:`include_bases` it is found from, inside the tree (or a folder allowed
+        outside it). One found only outside is refused and listed, with the
+        ``--allow-outside`` that would read it."""
+        refused: Path | None = None
         for base in self.include_bases(file):
             candidate = Path(os.path.normpath(base / written))
-            if candidate.is_file():
+            where = self.reader.locate(candidate)
+            if where == "file":
                 return candidate
+            if where == "outside" and refused is None:
+                refused = candidate
+        if refused is not None:
+            real = self.reader.real(refused)
+            reason, allow = self.reader.outside_reason(real), self.reader.allow_for(real)
+            self.reader.refuse(self._where(file, written, line), written, reason, allow)
         return None
 
     def include_bases(self, file: Path) -> list[Path]:
@@ -159,12 +184,12 @@ class Builder:
         bases = [file.parent, self.site.config_dir, self.site.docs_root, self.site.base]
         return [b for b in bases if b is not None]
 
-    def _inside(self, file: Path) -> bool:
-        # Includes may reach the repository around the docs (FastAPI's docs_src), not the disk.
-        top = Path(os.path.abspath(self.site.base))
-        roots = [top, top.parent, top.parent.parent] if self.site.config_dir else [top]
-        target = Path(os.path.abspath(file))
-        return any(target.is_relative_to(r) for r in roots)
+    def _where(self, file: Path, written: str, line: int) -> str:
+        """``file:line`` of an include (the first line naming ``written`` when not known)."""
+        if not line:
+            lines = self.texts.get(file, "").split("\n")
+            line = next((n for n, x in enumerate(lines, 1) if written in x), 0)
+        return f"{self.shown(file)}:{line}" if line else self.shown(file)
 
     def expanded(self, page: Page, markdown: str) -> str:
         """Markdown with include directives replaced by the included text, and links to pages

@@ -64,12 +64,12 @@ def code_sample(b: Builder, page: Page, n: int, block: CodeBlock) -> None:
 def _included(b: Builder, page: Page, block: CodeBlock) -> tuple[str, str, str] | None:
     """(source uid, code, language) of an included file, creating its node once."""
     written = block.include or ""
-    candidate = b.find_include(page.file, written)
+    candidate = b.find_include(page.file, written, block.line)
     if candidate is None:
         b.tally.missing_includes.append(f"{b.shown(page.file)}:{block.line}: {written}")
         return None
     if candidate not in b.sources:
-        b.sources[candidate] = _source_node(b, candidate)
+        b.sources[candidate] = _source_node(b, candidate, f"{b.shown(page.file)}:{block.line}")
     uid = b.sources[candidate]
     if uid is None:
         b.tally.missing_includes.append(
@@ -80,11 +80,13 @@ def _included(b: Builder, page: Page, block: CodeBlock) -> tuple[str, str, str] 
     return uid, str(found["code"]), str(found["language"])
 
 
-def _source_node(b: Builder, file: Path) -> str | None:
+def _source_node(b: Builder, file: Path, where: str) -> str | None:
     try:
-        code = file.read_text(encoding="utf-8")
+        code = b.reader.read_text(file, where=where)
     except (OSError, UnicodeDecodeError):
         return None
+    if code is None:
+        return None  # refused (too large): listed by the reader
     shown = b.shown(file, common=True)
     uid = f"src:{shown}"
     dims: dict[str, DimValue] = {"code": code, "language": language_of(file)}

@@ -36,6 +36,7 @@ from typing import Any, Literal
 import yaml
 
 from cogitave.errors import IngestError
+from cogitave.ingest.confined import TreeReader
 from cogitave.ingest.docs.frontmatter import load_yaml
 from cogitave.ingest.docs.paths import INDEX_STEMS, humanize, normalize_url
 from cogitave.ingest.globs import GlobError, Matcher, compile_glob
@@ -59,8 +60,10 @@ _GO_LAYOUT = {
 }
 
 
-def _parse(file: Path) -> Any:
-    text = file.read_text(encoding="utf-8")
+def _parse(file: Path, reader: TreeReader) -> Any:
+    text = reader.read_text(file)
+    if text is None:
+        raise ValueError(f"{file}: refused")  # listed by the reader; passed over
     if file.suffix == ".toml":
         return tomllib.loads(text)
     if file.suffix == ".json":
@@ -68,30 +71,32 @@ def _parse(file: Path) -> Any:
     return load_yaml(text)
 
 
-def hugo_config(base: Path) -> dict[str, Any]:
+def hugo_config(base: Path, reader: TreeReader | None = None) -> dict[str, Any]:
     """The site's configuration with top-level keys lower-cased (Hugo's keys ignore case):
     the first ``hugo.*``/``config.*`` found at ``base`` or in ``config/_default/``, plus
     ``config/_default/<key>.*`` files for ``permalinks`` and ``uglyurls``. A file that
-    cannot be read or parsed is passed over, as if absent."""
+    cannot be read or parsed is passed over, as if absent. ``reader``: the tree's (by default
+    one confined to ``base``)."""
+    reader = reader or TreeReader(base)
     out: dict[str, Any] = {}
     default = base / "config" / "_default"
     files = (f / f"{n}.{e}" for f in (base, default) for n in _CONFIG_NAMES for e in _EXTS)
     for file in files:
-        if not file.is_file():
+        if not reader.is_file(file):
             continue
         try:
-            data = _parse(file)
+            data = _parse(file, reader)
         except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
             continue
         if isinstance(data, Mapping):
             out = {str(k).lower(): v for k, v in data.items()}
             break
-    if default.is_dir():
-        for file in sorted(default.iterdir()):
+    if reader.is_dir(default):
+        for file in reader.listdir(default):
             key = file.stem.lower()
             if key in ("permalinks", "uglyurls") and file.suffix.lstrip(".") in _EXTS:
                 try:
-                    out.setdefault(key, _parse(file))
+                    out.setdefault(key, _parse(file, reader))
                 except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
                     continue
     return out

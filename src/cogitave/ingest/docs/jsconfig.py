@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from cogitave.errors import IngestError
+from cogitave.ingest.confined import TreeReader
 from cogitave.ingest.docs.site import Site
 
 
@@ -101,19 +103,37 @@ def object_keys(text: str, key: str) -> list[str]:
     return [m.group(2) or m.group(3) for m in found if m]
 
 
-def read_text(path: Path) -> str:
-    """A config file's text ("" when it cannot be read: every setting keeps its default)."""
+def read_text(reader: TreeReader, path: Path) -> str:
+    """A config file's text ("" when it cannot be read or is refused: every setting keeps
+    its default)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return reader.read_text(path) or ""
     except (OSError, UnicodeDecodeError):
         return ""
+
+
+def config_file(reader: TreeReader, folder: Path, names: tuple[str, ...]) -> Path | None:
+    """The first of ``names`` that is a file of ``folder`` (inside the tree)."""
+    return next((folder / n for n in names if reader.is_file(folder / n)), None)
+
+
+def docs_folder(reader: TreeReader, config: Path, setting: str, folder: Path) -> Path:
+    """A folder a config names; one outside the tree (and not allowed) is refused with a
+    one-line error that says which ``--allow-outside`` reads it."""
+    real = reader.real(folder)
+    if not reader.allows(real) and real.is_dir():
+        raise IngestError(
+            f"{config}: {setting} {real} is outside the tree {reader.root}; to read it, "
+            f"pass --allow-outside {real}"
+        )
+    return folder
 
 
 def other_locales(site: Site, text: str, source: str) -> None:
     """VitePress and Starlight ``locales``: the root locale is the site's own language; every
     other key that is a folder of the docs root is a translation, left out."""
     others = [k for k in object_keys(text, "locales") if k != "root"]
-    others = [k for k in others if (site.docs_root / k).is_dir()]
+    others = [k for k in others if site.tree().is_dir(site.docs_root / k)]
     if others:
         globs = [f"{k}/**" for k in others]
         site.leave_out("locales: another language", globs, others, source)

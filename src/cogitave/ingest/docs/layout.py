@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from cogitave.errors import IngestError
+from cogitave.ingest.confined import TreeReader
 from cogitave.ingest.docs.docusaurus import detect_docusaurus
 from cogitave.ingest.docs.hugo import detect_hugo
 from cogitave.ingest.docs.mkdocs import config_in, find_config, mkdocs_site
@@ -28,18 +29,21 @@ from cogitave.ingest.docs.vitepress import detect_vitepress
 DETECTORS = (detect_docusaurus, detect_vitepress, detect_starlight, detect_nextjs, detect_sphinx)
 
 
-def detect_site(path: Path) -> Site:
-    """Detect the shape of ``path`` (a folder, an ``mkdocs.yml`` or a single ``.md`` file)."""
-    site = _detect_site(path)
+def detect_site(path: Path, reader: TreeReader | None = None) -> Site:
+    """Detect the shape of ``path`` (a folder, an ``mkdocs.yml`` or a single ``.md`` file);
+    every file is read through ``reader`` (by default, one confined to ``path``)."""
+    reader = reader or TreeReader.for_source(path)
+    site = _detect_site(path, reader)
+    site.reader = reader
     if site.shape in ("nextjs", "plain") and path.is_dir():
         _suffix_translations(site)
     return site
 
 
-def _detect_site(path: Path) -> Site:
+def _detect_site(path: Path, reader: TreeReader) -> Site:
     if path.is_file():
         if path.name in MKDOCS_NAMES:
-            return mkdocs_site(path.parent, path)
+            return mkdocs_site(path.parent, path, reader)
         if path.suffix in MD_SUFFIXES:
             return Site("plain", path.parent, path.parent, "github")
         if path.name.endswith(RST_SUFFIXES):
@@ -47,22 +51,22 @@ def _detect_site(path: Path) -> Site:
         raise IngestError(f"not a Markdown file, mkdocs.yml or folder: {path}")
     if not path.is_dir():
         raise IngestError(f"source not found: {path}")
-    config = config_in(path)
+    config = config_in(path, reader)
     if config is not None:
-        return mkdocs_site(path, config)
+        return mkdocs_site(path, config, reader)
     for detect in DETECTORS:
-        found = detect(path)
+        found = detect(path, reader)
         if found is not None:
             return found
-    hugo = detect_hugo(path)
+    hugo = detect_hugo(path, reader)
     if hugo is not None:
         return hugo
-    nested = find_config(path)
+    nested = find_config(path, reader)
     if nested is not None:
-        site = mkdocs_site(path, nested)
+        site = mkdocs_site(path, nested, reader)
         site.notes.append(f"using {nested.relative_to(path).as_posix()}")
         return site
-    counts = count_pages(path)
+    counts = count_pages(reader, path)
     if counts["rst"] > counts["markdown"]:
         site = Site("sphinx", path, path, "sphinx", suffixes=RST_SUFFIXES)
         site.notes.append("reStructuredText folder without conf.py")

@@ -19,7 +19,9 @@ from typing import Any
 import yaml
 
 from cogitave.errors import IngestError
+from cogitave.ingest.confined import TreeReader
 from cogitave.ingest.docs.frontmatter import load_yaml
+from cogitave.ingest.docs.jsconfig import config_file, docs_folder
 from cogitave.ingest.docs.paths import MKDOCS_NAMES, normalize_url
 from cogitave.ingest.docs.site import SKIP_DIRS, NavGroup, Site
 from cogitave.ingest.docs.urls import rewrite_rule
@@ -31,16 +33,16 @@ _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 MKDOCS_EXCLUDE_ALWAYS = (".*", "/templates/")
 
 
-def config_in(folder: Path) -> Path | None:
+def config_in(folder: Path, reader: TreeReader) -> Path | None:
     """The ``mkdocs.yml`` (or ``.yaml``) of ``folder``, if it has one."""
-    return next((folder / n for n in MKDOCS_NAMES if (folder / n).is_file()), None)
+    return config_file(reader, folder, MKDOCS_NAMES)
 
 
-def find_config(path: Path, depth: int = 3) -> Path | None:
+def find_config(path: Path, reader: TreeReader, depth: int = 3) -> Path | None:
     """The shallowest ``mkdocs.yml`` up to ``depth`` folders down (among equals, English
     first, then alphabetical): a repository whose docs live in ``docs/en/``."""
     found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(path):
+    for dirpath, dirnames, filenames in reader.walk(path, want=MKDOCS_NAMES.__contains__):
         rel_depth = len(Path(dirpath).relative_to(path).parts)
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
         if rel_depth >= depth:
@@ -50,30 +52,31 @@ def find_config(path: Path, depth: int = 3) -> Path | None:
     return found[0] if found else None
 
 
-def mkdocs_site(base: Path, config_file: Path) -> Site:
-    """The site of ``config_file``; ``base`` is the folder the caller named."""
-    config_dir = config_file.parent
-    site = Site("mkdocs", base, config_dir / "docs", "toc", config_dir=config_dir)
+def mkdocs_site(base: Path, config: Path, reader: TreeReader) -> Site:
+    """The site of the config file ``config``; ``base`` is the folder the caller named."""
+    config_dir = config.parent
+    site = Site("mkdocs", base, config_dir / "docs", "toc", config_dir=config_dir, reader=reader)
     try:
-        config = load_yaml(config_file.read_text(encoding="utf-8"))
+        settings = load_yaml(reader.read_text(config) or "")
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
-        site.notes.append(f"cannot read {config_file.name}: {str(e).splitlines()[0]}")
-        config = {}
-    if not isinstance(config, Mapping):
-        config = {}
-    docs_dir = config.get("docs_dir", "docs")
+        site.notes.append(f"cannot read {config.name}: {str(e).splitlines()[0]}")
+        settings = {}
+    if not isinstance(settings, Mapping):
+        settings = {}
+    docs_dir = settings.get("docs_dir", "docs")
     site.docs_root = Path(os.path.abspath(config_dir / str(docs_dir)))
-    if not site.docs_root.is_dir():
-        raise IngestError(f"{config_file}: docs_dir {docs_dir!r} is not a folder")
-    site.site_url = str(config.get("site_url") or "")
-    site.directory_urls = config.get("use_directory_urls", True) is not False
-    if "nav" in config and isinstance(config["nav"], list):
+    docs_folder(reader, config, "docs_dir", site.docs_root)
+    if not reader.is_dir(site.docs_root):
+        raise IngestError(f"{config}: docs_dir {docs_dir!r} is not a folder")
+    site.site_url = str(settings.get("site_url") or "")
+    site.directory_urls = settings.get("use_directory_urls", True) is not False
+    if "nav" in settings and isinstance(settings["nav"], list):
         site.nav = NavGroup("")
-        _nav_items(config["nav"], site.nav, site)
-    site.redirects = _redirect_maps(config.get("plugins"))
-    _excludes(site, config, str(config_file))
-    _i18n(site, config.get("plugins"), str(config_file))
-    extra = config.get("extra")
+        _nav_items(settings["nav"], site.nav, site)
+    site.redirects = _redirect_maps(settings.get("plugins"))
+    _excludes(site, settings, str(config))
+    _i18n(site, settings.get("plugins"), str(config))
+    extra = settings.get("extra")
     alternate = extra.get("alternate") if isinstance(extra, Mapping) else None
     if isinstance(alternate, list):
         links = (a.get("link") for a in alternate if isinstance(a, Mapping))

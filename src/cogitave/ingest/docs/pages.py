@@ -72,7 +72,10 @@ def _read(b: Builder, file: Path, nav_titles: dict[str, str]) -> None:
         b.tally.unpublished.append(f"{shown}: {excluded}")
         return
     try:
-        text = file.read_bytes().decode("utf-8-sig")
+        data = b.reader.read_bytes(file)
+        if data is None:
+            return  # refused (too large, not a regular file): listed by the reader
+        text = data.decode("utf-8-sig")
     except OSError as e:
         b.problems.append(Problem(shown, 0, f"unreadable file: {e.strerror or e}"))
         return
@@ -89,9 +92,17 @@ def _read(b: Builder, file: Path, nav_titles: dict[str, str]) -> None:
         b.problems.append(Problem(shown, 0, f"duplicate page uid {uid!r}"))
         return
     text = text.replace("\r\n", "\n")
+    b.texts[file] = text
     if rel.endswith(RST_SUFFIXES):
-        found = lambda p: (b.read_include(file, p) or (None,))[0]  # noqa: E731
-        b.rst[uid] = RstSource(file, rel, parse_rst(text, uid, shown, found))
+
+        def found(path: str, line: int) -> str | None:
+            included = b.read_include(file, path, line)
+            return included[0] if included else None
+
+        doc = parse_rst(text, uid, shown, found)
+        for path, line, reason in doc.refused:
+            b.reader.refuse(f"{shown}:{line}", path, reason)
+        b.rst[uid] = RstSource(file, rel, doc)
         return
     front = split_front_matter(text)
     if front.error:
@@ -133,7 +144,8 @@ def _hugo_cascades(b: Builder, files: list[Path]) -> None:
         if file.name.partition(".")[0] != "_index":
             continue
         try:
-            data = split_front_matter(file.read_bytes().decode("utf-8-sig")).data
+            raw = b.reader.read_bytes(file)
+            data = split_front_matter(raw.decode("utf-8-sig")).data if raw else {}
         except (OSError, UnicodeDecodeError):
             continue  # reported when the page itself is read
         found = hugo_cascade(data)

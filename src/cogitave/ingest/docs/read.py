@@ -55,10 +55,12 @@ bad front matter, broken links, missing anchors and missing includes are only li
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cogitave.ingest.confined import TreeReader
 from cogitave.ingest.docs.builder import Builder
 from cogitave.ingest.docs.edges import front_matter_edges, landing_anchors, page_links
 from cogitave.ingest.docs.frontmatter import FrontMatterMapping
@@ -102,12 +104,16 @@ def read_docs(
     *,
     mapping: FrontMatterMapping | None = None,
     base_url: str | None = None,
+    allow_outside: Sequence[str | Path] = (),
 ) -> DocsBatch:
     """Read a docs tree (MkDocs, Hugo, Docusaurus, VitePress, Next.js, Sphinx or a plain
     Markdown/MDX/RST folder) into nodes and edges (see the module doc). ``base_url`` makes
-    URLs absolute, over the site's own setting."""
+    URLs absolute, over the site's own setting. Nothing outside the tree (the folder named,
+    or a file's folder) is read unless a folder of ``allow_outside`` holds it: what is
+    refused is listed in the report (``stats["refused"]``)."""
     started = time.perf_counter()
-    site = detect_site(Path(path))
+    reader = TreeReader.for_source(path, allow_outside)
+    site = detect_site(Path(path), reader)
     if base_url:
         site.site_url = base_url
     b = Builder(site, mapping or FrontMatterMapping())
@@ -140,6 +146,10 @@ def _finish(b: Builder, declared: Schema | None, seconds: float) -> DocsBatch:
             "undeclared": b.api_refs["undeclared"],
         }
     stats["nav_missing"] = b.site.nav_missing[:MAX_LISTED]
+    refused = b.reader.refusals
+    stats["refused"] = [str(r) for r in refused[:MAX_LISTED]]
+    stats["refused_count"] = len(refused)
+    stats["allow_outside"] = sorted({r.allow for r in refused if r.allow})
     stats["notes"] = b.site.notes
     return DocsBatch(
         nodes=nodes,

@@ -114,13 +114,17 @@ def format_report(stats: dict[str, Any]) -> str:
         ("missing_includes", "missing includes", stats["missing_includes_count"]),
         ("unpublished", "pages the site leaves out (not indexed)", stats["unpublished_count"]),
         ("nav_missing", "nav entries without a page", len(stats["nav_missing"])),
+        ("refused", "not read (outside the tree, or past a bound)", stats.get("refused_count", 0)),
         ("dropped_edges", "dropped edges", stats["dropped_edges_count"]),
     )
     for key, title, total in listed:
-        if stats[key]:
+        if stats.get(key):
             cut = f" (first {len(stats[key])})" if total > len(stats[key]) else ""
             lines.append(f"{title}: {total}{cut}")
             lines.extend(f"  {item}" for item in stats[key])
+    if stats.get("allow_outside"):
+        flags = " ".join(f"--allow-outside {p}" for p in stats["allow_outside"])
+        lines.append(f"to read what the tree names outside it: {flags}")
     lines.extend(f"note: {n}" for n in stats["notes"])
     return "\n".join(lines)
 

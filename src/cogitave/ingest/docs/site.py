@@ -8,11 +8,11 @@ picks the generator.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cogitave.ingest.confined import TreeReader
 from cogitave.ingest.docs.hugo_urls import HugoUrls
 from cogitave.ingest.docs.parse import AnchorStyle
 from cogitave.ingest.docs.paths import MD_SUFFIXES, RST_SUFFIXES, Shape
@@ -89,13 +89,22 @@ class Site:
     hugo: HugoUrls = field(default_factory=HugoUrls)  # Hugo `permalinks` and `uglyURLs`
     # VitePress `rewrites`; MkDocs i18n (`page.en.md` and `en/page.md` served as `page/`)
     rewrites: list[tuple[Matcher, str]] = field(default_factory=list)
+    # what reads the tree's files (the folder the caller named, when not given)
+    reader: TreeReader | None = field(default=None, repr=False, compare=False)
+
+    def tree(self) -> TreeReader:
+        """The reader confined to the tree."""
+        if self.reader is None:
+            self.reader = TreeReader(self.base)
+        return self.reader
 
     def files(self) -> list[Path]:
         """Page files under the docs root, sorted, hidden and build folders skipped (walked
         once: detection and the read share the list)."""
         if self._files is None:
             partials = self.shape == "docusaurus"  # `_x.md` files are partials, not pages
-            self._files = sorted(walk_pages(self.docs_root, self.suffixes, partials))
+            pages = walk_pages(self.tree(), self.docs_root, self.suffixes, partials)
+            self._files = sorted(pages)
         return list(self._files)
 
     def leave_out(
@@ -109,23 +118,29 @@ class Site:
 
 
 def walk_pages(
-    root: Path, suffixes: tuple[str, ...], skip_partials: bool = False
+    reader: TreeReader, root: Path, suffixes: tuple[str, ...], skip_partials: bool = False
 ) -> Iterator[Path]:
     """Files under ``root`` ending in ``suffixes``; hidden files and folders, build folders
-    (and with ``skip_partials``, ``_x`` files and folders) left out."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS]
-        if skip_partials:
-            dirnames[:] = [d for d in dirnames if not d.startswith("_")]
+    (and with ``skip_partials``, ``_x`` files and folders) left out; nothing outside the tree
+    (:meth:`~cogitave.ingest.confined.TreeReader.walk`)."""
+
+    def keep_dir(d: str) -> bool:
+        return not d.startswith(".") and d not in SKIP_DIRS and not (skip_partials and d[:1] == "_")
+
+    def want(name: str) -> bool:
+        partial = skip_partials and name.startswith("_")
+        return name.endswith(suffixes) and not name.startswith(".") and not partial
+
+    for here, dirnames, filenames in reader.walk(root, want=want, keep_dir=keep_dir):
+        dirnames[:] = [d for d in dirnames if keep_dir(d)]
         for name in filenames:
-            partial = skip_partials and name.startswith("_")
-            if name.endswith(suffixes) and not name.startswith(".") and not partial:
-                yield Path(dirpath) / name
+            if want(name):
+                yield here / name
 
 
-def count_pages(root: Path) -> dict[str, int]:
+def count_pages(reader: TreeReader, root: Path) -> dict[str, int]:
     """How many Markdown/MDX and reStructuredText files a folder holds (for detection)."""
     counts = {"markdown": 0, "rst": 0}
-    for file in walk_pages(root, (*MD_SUFFIXES, *RST_SUFFIXES)):
+    for file in walk_pages(reader, root, (*MD_SUFFIXES, *RST_SUFFIXES)):
         counts["rst" if file.name.endswith(RST_SUFFIXES) else "markdown"] += 1
     return counts

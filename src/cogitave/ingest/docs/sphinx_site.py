@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from cogitave.ingest.confined import TreeReader
 from cogitave.ingest.docs.jsconfig import read_text, setting
 from cogitave.ingest.docs.site import Site
 from cogitave.ingest.globs import compile_globs
@@ -61,13 +62,13 @@ def sphinx_exclude_patterns(conf: str) -> list[str] | None:
     return out
 
 
-def detect_sphinx(path: Path) -> Site | None:
+def detect_sphinx(path: Path, reader: TreeReader) -> Site | None:
     """A Sphinx source tree (``conf.py``) or a built one (``_sources/*.rst.txt``)."""
     for rel in SPHINX_DIRS:
         folder = path / rel if rel else path
-        if (folder / "conf.py").is_file():
+        if reader.is_file(folder / "conf.py"):
             site = Site("sphinx", path, folder, "sphinx", config_dir=folder)
-            conf = read_text(folder / "conf.py")
+            conf = read_text(reader, folder / "conf.py")
             # MyST sites mix Markdown pages in; they follow the same .html URLs.
             site.suffixes = (".rst", ".md") if "myst" in conf else (".rst",)
             site.site_url = setting(conf, "html_baseurl") or ""
@@ -83,7 +84,7 @@ def detect_sphinx(path: Path) -> Site | None:
                 site.excludes.globs["exclude_patterns"] = compile_globs(patterns, where)
             return site
     for folder in (path, path / "_sources", path / "html" / "_sources"):
-        if folder.name == "_sources" and folder.is_dir():
+        if folder.name == "_sources" and reader.is_dir(folder):
             site = Site("sphinx", path, folder, "sphinx")
             site.suffixes = (".rst.txt",)
             site.notes.append("built Sphinx tree: reading _sources/*.rst.txt")

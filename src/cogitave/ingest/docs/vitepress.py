@@ -11,7 +11,10 @@ import os
 import re
 from pathlib import Path
 
+from cogitave.ingest.confined import TreeReader
 from cogitave.ingest.docs.jsconfig import (
+    config_file,
+    docs_folder,
     other_locales,
     read_text,
     setting,
@@ -25,18 +28,15 @@ from cogitave.ingest.globs import compile_globs
 CONFIGS = tuple(f"config.{e}" for e in ("ts", "js", "mjs", "mts", "cjs", "cts"))
 
 
-def detect_vitepress(path: Path) -> Site | None:
+def detect_vitepress(path: Path, reader: TreeReader) -> Site | None:
     """A VitePress site: ``.vitepress/config.*`` in ``path`` or ``path/docs``."""
     for folder in (path, path / "docs"):
-        config = next(
-            (folder / ".vitepress" / n for n in CONFIGS if (folder / ".vitepress" / n).is_file()),
-            None,
-        )
+        config = config_file(reader, folder / ".vitepress", CONFIGS)
         if config is None:
             continue
-        text = read_text(config)
+        text = read_text(reader, config)
         src = setting(text, "srcDir") or "."
-        docs_root = Path(os.path.abspath(folder / src))
+        docs_root = docs_folder(reader, config, "srcDir", Path(os.path.abspath(folder / src)))
         site = Site("vitepress", path, docs_root, "vitepress", config_dir=folder)
         base = setting(text, "base") or "/"
         host = setting(text, "hostname") or ""
