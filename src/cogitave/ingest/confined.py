@@ -167,9 +167,10 @@ class TreeReader:
         keep_dir: Callable[[str], bool] | None = None,
     ) -> Iterator[tuple[Path, list[str], list[str]]]:
         """``os.walk`` of a folder of the tree, top down (prune ``dirnames`` in place), that
-        never leaves it: a symlinked folder is not descended (one pointing outside is refused
-        when ``keep_dir`` keeps its name), a symlinked file pointing outside is left out (and
-        refused when ``want`` wants its name)."""
+        never leaves it: a symlinked folder is not descended, even with ``allow_outside`` (one
+        pointing outside is refused when ``keep_dir`` keeps its name: name its target
+        instead); a symlinked file pointing outside is left out (and refused when ``want``
+        wants its name)."""
         top = Path(folder)
         if not self.is_dir(top):
             return
@@ -180,10 +181,8 @@ class TreeReader:
                 if os.path.islink(full):
                     dirnames.remove(name)
                     if (keep_dir is None or keep_dir(name)) and not self.allows(full):
-                        real = self.real(full)
-                        reason = "a symlinked folder outside the tree; not read"
-                        allow = self.allow_for(real, folder=True)
-                        self.refuse("", self.shown(full), reason, allow)
+                        reason = f"a symlinked folder to {self.real(full)}, outside the tree"
+                        self.refuse("", self.shown(full), f"{reason}; not followed")
             files: list[str] = []
             for name in filenames:
                 full = here / name
