@@ -4,8 +4,9 @@ Handled: FastAPI's ``{* ../../docs_src/x.py hl[3:5] ln[1:9] *}`` and mdx_include
 ``{! path !}`` (the file, or its ``ln`` line ranges, fenced with its language; inside a fence,
 just the lines); MkDocs snippets ``--8<-- "path"`` and the block form between two ``--8<--``
 lines; Hugo's ``{{% include "x.md" %}}`` (the page's Markdown) and its code shortcodes
-(``code-toggle``, ``highlight``) turned into fences, other shortcodes removed. A file that
-cannot be found keeps the directive as written.
+(``code-toggle``, ``highlight``) turned into fences, other shortcodes removed. Files come
+from the caller's reader (the builder's, confined to the tree): a file it does not give
+(missing, or refused) keeps the directive as written.
 """
 
 from __future__ import annotations
