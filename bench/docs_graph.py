@@ -45,7 +45,7 @@ from _machine import machine_line, write_section
 
 from cogitave import Collection, SearchRequest
 from cogitave.config import Rerank, Settings
-from cogitave.ingest.markdown import read_markdown
+from cogitave.ingest.docs import read_docs as read_markdown
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"

@@ -30,7 +30,7 @@ from cogitave.eval.docs import (
     evaluate_questions,
     read_url_questions,
 )
-from cogitave.ingest.markdown import read_markdown
+from cogitave.ingest.docs import read_docs as read_markdown
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache" / "docs_quality"

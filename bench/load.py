@@ -121,7 +121,7 @@ def build_collection(base: Path, encoder: str) -> Path:
     """The project's docs, indexed like ``cogitave demo`` does."""
     from cogitave.collection import Collection
     from cogitave.expand.embed import DEFAULT_ENCODER
-    from cogitave.ingest.markdown import read_markdown
+    from cogitave.ingest.docs import read_docs as read_markdown
 
     src = ROOT / "mkdocs.yml" if (ROOT / "mkdocs.yml").is_file() else ROOT / "docs"
     batch = read_markdown(src, None)

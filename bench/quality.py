@@ -76,7 +76,7 @@ def build(name: str, data: Path, cache: Path) -> tuple[Collection, dict]:
     if name == "scifact":
         batch = beir.read_beir(data)
     elif name == "cranfield":
-        batch = cranfield.read_corpus(data)
+        batch = smart.read_cranfield(data)
     else:
         batch = smart.read_corpus(data)
     t0 = time.perf_counter()

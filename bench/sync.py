@@ -38,7 +38,7 @@ from _machine import machine_line, write_section  # noqa: E402
 
 from cogitave import Collection  # noqa: E402
 from cogitave.expand.embed import DEFAULT_ENCODER  # noqa: E402
-from cogitave.ingest.markdown import read_markdown  # noqa: E402
+from cogitave.ingest.docs import read_docs as read_markdown  # noqa: E402
 from cogitave.sync import node_hash  # noqa: E402
 
 DATA = Path(os.environ.get("COGITAVE_DATA", HERE.parents[1] / "shared" / "data"))

@@ -118,7 +118,7 @@ def docs_site(factory: pytest.TempPathFactory) -> Path:
 
 
 def docs_batch(factory: pytest.TempPathFactory) -> Any:
-    from cogitave.ingest.markdown import read_markdown
+    from cogitave.ingest.docs import read_docs as read_markdown
 
     if "batch" not in _SHARED:
         _SHARED["batch"] = read_markdown(docs_site(factory))

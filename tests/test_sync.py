@@ -14,8 +14,8 @@ import pytest
 
 from cogitave import Collection, Node
 from cogitave.expand.embed import register_encoder
+from cogitave.ingest.docs import read_docs as read_markdown
 from cogitave.ingest.jsonl import read_jsonl
-from cogitave.ingest.markdown import read_markdown
 from cogitave.publish import embed_texts
 from cogitave.store.roots import referenced_objects
 from cogitave.store.textvecs import MAX_SEGMENTS

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from cogitave import Collection, SearchRequest
-from cogitave.ingest.markdown import MIN_SECTION_TERMS, read_markdown
-from cogitave.ingest.md_parse import parse_page
+from cogitave.ingest.docs import MIN_SECTION_TERMS, read_docs
+from cogitave.ingest.docs.parse import parse_page
 from tests.ingest.test_markdown import by_uid, edges_of, write
 
 SETTINGS = [f"setting{i:02d}" for i in range(MIN_SECTION_TERMS)]
@@ -51,7 +51,7 @@ def test_parse_entries_with_their_lines() -> None:
 def test_a_long_list_gives_term_nodes_a_short_one_does_not(tmp_path: Path) -> None:
     write(tmp_path, "hugo.toml", 'baseURL = "https://x.example/"\n')
     write(tmp_path, "content/configuration/all.md", settings_page())
-    nodes = by_uid(read_markdown(tmp_path))
+    nodes = by_uid(read_docs(tmp_path))
     term = nodes["configuration/all#baseurl"]
     assert term.kind == "term"
     assert term.dims["title"] == "baseURL"
@@ -70,7 +70,7 @@ def test_a_setting_is_found_as_its_own_entry(tmp_path: Path) -> None:
     write(tmp_path, "hugo.toml", 'baseURL = "https://x.example/"\n')
     write(tmp_path, "content/configuration/all.md", settings_page())
     write(tmp_path, "content/guide.md", "# Guide\n\nHow to write a page.\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     col = Collection.create(tmp_path / "col", batch.schema, encoder=None)
     col.add(batch.nodes)
     col.publish()

@@ -11,7 +11,7 @@ import pytest
 from cogitave import Collection
 from cogitave.errors import InputError
 from cogitave.ingest.detect import check_format, detect_format
-from cogitave.ingest.md_layout import detect_site
+from cogitave.ingest.docs.layout import detect_site
 from tests.ingest.test_markdown import write
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "docs"

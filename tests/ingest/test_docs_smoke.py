@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from cogitave import Collection, SearchRequest
-from cogitave.ingest.markdown import read_markdown
+from cogitave.ingest.docs import read_docs
 from tests.conftest import data_dir
 
 # "how to declare a path parameter" (tutorial/path-params) was here: it was found by routing
@@ -28,7 +28,7 @@ QUESTIONS = {
 
 @pytest.fixture(scope="module")
 def fastapi_docs(tmp_path_factory):
-    batch = read_markdown(data_dir("docs_fastapi"))
+    batch = read_docs(data_dir("docs_fastapi"))
     col = Collection.create(tmp_path_factory.mktemp("fa") / "c", batch.schema, encoder=None)
     col.add(batch.nodes)
     col.publish()

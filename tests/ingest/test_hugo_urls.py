@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from cogitave.ingest.hugo_urls import HugoUrls, expand, hugo_config
-from cogitave.ingest.markdown import read_markdown
+from cogitave.ingest.docs import read_docs
+from cogitave.ingest.docs.hugo_urls import HugoUrls, expand, hugo_config
 from tests.ingest.test_markdown import by_uid, edges_of, write
 
 
 def urls(root: Path) -> dict[str, str]:
-    return {n.uid: n.meta["url"] for n in read_markdown(root).nodes if n.kind == "page"}
+    return {n.uid: n.meta["url"] for n in read_docs(root).nodes if n.kind == "page"}
 
 
 def test_ugly_urls_for_the_whole_site(tmp_path: Path) -> None:
@@ -27,7 +27,7 @@ def test_ugly_urls_for_the_whole_site(tmp_path: Path) -> None:
     assert got["posts/b/index"] == "https://x.example/posts/b.html"  # a leaf bundle
     assert got["posts/_index"] == "https://x.example/posts.html"  # a section's own page
     assert got["_index"] == "https://x.example/"  # the home page stays /
-    nodes = by_uid(read_markdown(tmp_path))
+    nodes = by_uid(read_docs(tmp_path))
     assert nodes["posts/a#part"].meta["url"] == "https://x.example/posts/a.html#part"
     assert edges_of(nodes["_index"], "xref") == ["posts/a"]
     assert edges_of(nodes["posts/b/index"], "xref") == ["posts/_index"]
@@ -66,7 +66,7 @@ def test_permalinks_map_form_by_kind_with_date_and_slug_tokens(tmp_path: Path) -
     assert got["articles/second"] == "/blog/2024/06/second-one/"
     assert got["articles/_index"] == "/blog/"
     assert got["about"] == "/about/"  # no pattern for the home section
-    nodes = by_uid(read_markdown(tmp_path))
+    nodes = by_uid(read_docs(tmp_path))
     assert edges_of(nodes["articles/first"], "xref") == ["articles/second"]
 
 
@@ -92,7 +92,7 @@ def test_permalinks_array_form_first_match_and_a_note_for_what_it_cannot_decide(
     )
     write(tmp_path, "content/docs/guide/setup.md", "---\ntitle: Set Up\n---\n# S\n")
     write(tmp_path, "content/notes/n1.md", "# N\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     got = {n.uid: n.meta["url"] for n in batch.nodes if n.kind == "page"}
     assert got["docs/guide/setup"] == "/docs-root/guide/set-up/"
     assert got["notes/n1"] == "/notes/n1/"

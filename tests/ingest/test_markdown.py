@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from cogitave.errors import IngestError
-from cogitave.ingest.markdown import FrontMatterMapping, MarkdownBatch, read_markdown
-from cogitave.ingest.md_layout import page_url
-from cogitave.ingest.md_parse import parse_page, slugify_github, slugify_toc
+from cogitave.ingest.docs import DocsBatch, FrontMatterMapping, read_docs
+from cogitave.ingest.docs.parse import parse_page, slugify_github, slugify_toc
+from cogitave.ingest.docs.urls import page_url
 from cogitave.nodes import Node
 from cogitave.schema import EDGE_LABELS, Dimension, Schema
 
@@ -29,7 +29,7 @@ def write(root: Path, rel: str, text: str | bytes) -> Path:
     return p
 
 
-def by_uid(batch: MarkdownBatch) -> dict[str, Node]:
+def by_uid(batch: DocsBatch) -> dict[str, Node]:
     return {n.uid: n for n in batch.nodes}
 
 
@@ -37,7 +37,7 @@ def edges_of(node: Node, label: str) -> list[str]:
     return [e.dst for e in node.edges if e.label == label]
 
 
-def assert_graph_closed(batch: MarkdownBatch) -> None:
+def assert_graph_closed(batch: DocsBatch) -> None:
     uids = {n.uid for n in batch.nodes}
     assert len(uids) == len(batch.nodes), "duplicate uids"
     for n in batch.nodes:
@@ -174,7 +174,7 @@ def mkdocs_tree(tmp_path: Path) -> Path:
 
 
 def test_mkdocs_pages_sections_and_anchors(mkdocs_tree: Path) -> None:
-    batch = read_markdown(mkdocs_tree)
+    batch = read_docs(mkdocs_tree)
     nodes = by_uid(batch)
     assert batch.stats["shape"] == "mkdocs"
     page = nodes["tutorial/first"]
@@ -210,7 +210,7 @@ def test_mkdocs_pages_sections_and_anchors(mkdocs_tree: Path) -> None:
 
 
 def test_mkdocs_code_samples_and_includes(mkdocs_tree: Path) -> None:
-    batch = read_markdown(mkdocs_tree)
+    batch = read_docs(mkdocs_tree)
     nodes = by_uid(batch)
     c1 = nodes["tutorial/first#code-1"]
     assert c1.kind == "code_sample"
@@ -236,7 +236,7 @@ def test_mkdocs_code_samples_and_includes(mkdocs_tree: Path) -> None:
 
 
 def test_mkdocs_nav_groups_and_reading_order(mkdocs_tree: Path) -> None:
-    batch = read_markdown(mkdocs_tree)
+    batch = read_docs(mkdocs_tree)
     nodes = by_uid(batch)
     tutorial = nodes["nav:tutorial"]
     assert tutorial.kind == "nav_group" and tutorial.dims["title"] == "Tutorial"
@@ -258,7 +258,7 @@ def test_mkdocs_nav_groups_and_reading_order(mkdocs_tree: Path) -> None:
 
 
 def test_mkdocs_links_resolution_and_report(mkdocs_tree: Path) -> None:
-    batch = read_markdown(mkdocs_tree)
+    batch = read_docs(mkdocs_tree)
     nodes = by_uid(batch)
     links_sec = nodes["tutorial/first#links"]
     xrefs = edges_of(links_sec, "xref")
@@ -286,7 +286,7 @@ def test_mkdocs_links_resolution_and_report(mkdocs_tree: Path) -> None:
 
 
 def test_mkdocs_broken_input_is_reported_not_fatal(mkdocs_tree: Path) -> None:
-    batch = read_markdown(mkdocs_tree)
+    batch = read_docs(mkdocs_tree)
     nodes = by_uid(batch)
     # Bad front matter: the page is still read, its front matter ignored, and it is reported.
     assert nodes["guide/a"].dims["title"] == "A"
@@ -301,7 +301,7 @@ def test_mkdocs_broken_input_is_reported_not_fatal(mkdocs_tree: Path) -> None:
 
 
 def test_front_matter_entities_and_page_references(mkdocs_tree: Path) -> None:
-    batch = read_markdown(mkdocs_tree)
+    batch = read_docs(mkdocs_tree)
     nodes = by_uid(batch)
     first = nodes["tutorial/first"]
     assert edges_of(first, "teachesSkill") == ["skill:path-params"]
@@ -321,7 +321,7 @@ def test_front_matter_entities_and_page_references(mkdocs_tree: Path) -> None:
 
 
 def test_every_kind_and_label_and_the_schema(mkdocs_tree: Path) -> None:
-    batch = read_markdown(mkdocs_tree, Schema((Dimension("team", "exact"),)))
+    batch = read_docs(mkdocs_tree, Schema((Dimension("team", "exact"),)))
     kinds = {n.kind for n in batch.nodes}
     assert kinds == {
         "page", "section", "code_sample", "source_file", "nav_group",
@@ -339,7 +339,7 @@ def test_every_kind_and_label_and_the_schema(mkdocs_tree: Path) -> None:
 
 def test_nested_mkdocs_config_is_found(mkdocs_tree: Path) -> None:
     # A repository whose config lives below the folder named (FastAPI: docs/en/mkdocs.yml).
-    batch = read_markdown(mkdocs_tree.parent)
+    batch = read_docs(mkdocs_tree.parent)
     assert batch.stats["shape"] == "mkdocs"
     assert "tutorial/first" in by_uid(batch)
     assert by_uid(batch)["tutorial/first"].meta["path"] == "site/docs/tutorial/first.md"
@@ -414,7 +414,7 @@ def hugo_tree(tmp_path: Path) -> Path:
 
 
 def test_hugo_tree(hugo_tree: Path) -> None:
-    batch = read_markdown(hugo_tree)
+    batch = read_docs(hugo_tree)
     nodes = by_uid(batch)
     assert batch.stats["shape"] == "hugo"
     section = nodes["functions/_index"]
@@ -457,7 +457,7 @@ def test_hugo_tree(hugo_tree: Path) -> None:
 
 
 def test_hugo_content_folder_given_directly(hugo_tree: Path) -> None:
-    batch = read_markdown(hugo_tree / "content")
+    batch = read_docs(hugo_tree / "content")
     assert batch.stats["shape"] == "hugo"
     assert "functions/foo" in by_uid(batch)
 
@@ -466,7 +466,7 @@ def test_hugo_language_folder(tmp_path: Path) -> None:
     write(tmp_path, "content/en/_index.md", "---\ntitle: Home\n---\nSee [de](/de/page/).\n")
     write(tmp_path, "content/en/page.md", "---\ntitle: Page\n---\nText.\n")
     write(tmp_path, "content/de/_index.md", "---\ntitle: Start\n---\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     assert set(by_uid(batch)) == {"_index", "page"}
     assert batch.stats["links"]["outside"] == 1
     assert any("read 'en' only" in n for n in batch.stats["notes"])
@@ -533,7 +533,7 @@ def unbuilt_hugo_tree(tmp_path: Path) -> Path:
 
 
 def test_hugo_pages_the_site_does_not_build_are_not_indexed(tmp_path: Path) -> None:
-    batch = read_markdown(unbuilt_hugo_tree(tmp_path))
+    batch = read_docs(unbuilt_hugo_tree(tmp_path))
     nodes = by_uid(batch)
     pages = {u for u, n in nodes.items() if n.kind == "page"}
     assert pages == {"_index", "_common/_index", "install", "glossary/_index", "glossary/widget",
@@ -569,14 +569,14 @@ def test_drafts_by_generator(tmp_path: Path) -> None:
     )
     write(docu, "docs/intro.md", "---\ntitle: Intro\n---\nHello.\n")
     write(docu, "docs/next.md", "---\ntitle: Next\ndraft: true\n---\nLater.\n")
-    batch = read_markdown(docu)
+    batch = read_docs(docu)
     assert batch.stats["shape"] == "docusaurus"
     assert {n.uid for n in batch.nodes if n.kind == "page"} == {"intro"}
     assert batch.stats["unpublished"] == ["docs/next.md: draft"]
     mk = tmp_path / "mk"
     write(mk, "mkdocs.yml", "site_name: X\n")
     write(mk, "docs/index.md", "---\ndraft: true\n---\n# Home\n")
-    assert {n.uid for n in read_markdown(mk).nodes if n.kind == "page"} == {"index"}
+    assert {n.uid for n in read_docs(mk).nodes if n.kind == "page"} == {"index"}
 
 
 # -- plain folders, mapping, parsing --------------------------------------------------------
@@ -589,7 +589,7 @@ def test_plain_folder(tmp_path: Path) -> None:
         "# Project\n\nSee [guide](guide) and [install](guide.md#how-to-install).\n",
     )
     write(tmp_path, "guide.md", "# Guide\n\n## How to install?\n\nSteps.\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     nodes = by_uid(batch)
     assert batch.stats["shape"] == "plain"
     assert set(edges_of(nodes["README"], "xref")) == {"guide", "guide#how-to-install"}
@@ -608,7 +608,7 @@ def test_front_matter_mapping_from_toml(tmp_path: Path) -> None:
     assert mapping.skills == FrontMatterMapping().skills
     docs = tmp_path / "docs"
     write(docs, "a.md", "---\nplatforms: [Linux]\npersona: Admin\nproducts: Ignored\n---\n# A\n")
-    nodes = by_uid(read_markdown(docs, mapping=mapping))
+    nodes = by_uid(read_docs(docs, mapping=mapping))
     assert edges_of(nodes["a"], "appliesTo") == ["product:linux"]
     assert edges_of(nodes["a"], "forRole") == ["role:admin"]
     with pytest.raises(IngestError, match="unknown front-matter mapping field"):
@@ -619,7 +619,7 @@ def test_bad_front_matter_values_and_toml(tmp_path: Path) -> None:
     write(tmp_path, "a.md", "+++\ntitle = \n+++\n# A\n")
     write(tmp_path, "b.md", "---\nskills: [{nested: map}]\n---\n# B\n")
     write(tmp_path, "c.md", "---\n- just\n- a list\n---\n# C\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     bad = "\n".join(batch.stats["bad_front_matter"])
     assert "a.md: bad TOML front matter" in bad
     assert "b.md: skills: expected a string" in bad
@@ -645,7 +645,7 @@ def test_mkdocs_without_directory_urls(tmp_path: Path) -> None:
     write(tmp_path, "docs/index.md", "# Home\n\nSee [the guide](guide/first.md#setup).\n")
     write(tmp_path, "docs/guide/README.md", "# Guide\n")
     write(tmp_path, "docs/guide/first.md", "# First\n\n## Setup\n\nText.\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     nodes = by_uid(batch)
     assert nodes["index"].meta["url"] == "https://x.example/index.html"
     assert nodes["guide/README"].meta["url"] == "https://x.example/guide/index.html"
@@ -665,7 +665,7 @@ def test_slugs_and_parser_details() -> None:
 
 def test_missing_source_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match="source not found"):
-        read_markdown(tmp_path / "nope")
+        read_docs(tmp_path / "nope")
 
 
 # -- the real trees -------------------------------------------------------------------------
@@ -682,7 +682,7 @@ def test_real_docs_trees(name: str, min_pages: int, min_share: float) -> None:
     if not root.is_dir():
         pytest.skip(f"real docs tree not found at {root} (set COGITAVE_DATA)")
     started = time.perf_counter()
-    batch = read_markdown(root)
+    batch = read_docs(root)
     seconds = time.perf_counter() - started
     print(f"\n{name}: {seconds:.2f} s\n{batch.report[:3000]}")
     stats = batch.stats

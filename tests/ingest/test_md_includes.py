@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cogitave.ingest.md_includes import (
+from cogitave.ingest.docs.includes import (
     expand,
     expand_snippets,
     line_ranges,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cogitave.ingest.mdx import to_markdown
+from cogitave.ingest.docs.mdx import to_markdown
 
 PAGE = """import A from './a';
 import {

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from cogitave.ingest.rst import Xref, find_py_object, parse_rst
-from cogitave.ingest.rst_markdown import render_markdown
+from cogitave.ingest.confined import MAX_INCLUDE_DEPTH
+from cogitave.ingest.docs.rst import MAX_INCLUDES, Xref, find_py_object, parse_rst
+from cogitave.ingest.docs.rst_markdown import render_markdown
 
 
 def parse(text: str) -> str:
@@ -183,9 +184,18 @@ def test_include_reads_through_the_callback_and_stops_cycles() -> None:
     doc = parse_rst(
         ".. include:: code.py\n   :code: python\n\n.. include:: no.txt\n\n.. include:: a.txt\n",
         "p",
-        read=files.get,
+        read=lambda path, _line: files.get(path),
     )
     md = render_markdown(doc, lambda x: None, lambda d, p: None).markdown
-    assert md.count("From *a*.") == 49  # a cycle stops at the include limit (50 with code.py)
+    assert md.count("From *a*.") == MAX_INCLUDE_DEPTH  # a cycle stops at the depth cap
     assert "```python\nx = 1\n```" in md
     assert ("no.txt", 4) in doc.includes
+    ((path, _line, why),) = doc.refused
+    assert path == "a.txt" and f"nested more than {MAX_INCLUDE_DEPTH} deep" in why
+
+
+def test_includes_per_page_are_bounded() -> None:
+    text = "".join(f".. include:: f{i}.txt\n\n" for i in range(MAX_INCLUDES + 5))
+    doc = parse_rst(text, "p", read=lambda path, _line: f"Text of {path}.\n")
+    md = render_markdown(doc, lambda x: None, lambda d, p: None).markdown
+    assert md.count("Text of") == MAX_INCLUDES and len(doc.refused) == 5

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cogitave.ingest.markdown import read_markdown
-from cogitave.ingest.md_layout import Site, page_url, rewrite_path, rewrite_rule
-from cogitave.ingest.site_configs import detect_docusaurus, detect_vitepress
+from cogitave.ingest.confined import TreeReader
+from cogitave.ingest.docs import read_docs
+from cogitave.ingest.docs.docusaurus import detect_docusaurus
+from cogitave.ingest.docs.site import Site
+from cogitave.ingest.docs.urls import page_url, rewrite_path, rewrite_rule, url_of
+from cogitave.ingest.docs.vitepress import detect_vitepress
 from tests.ingest.test_markdown import assert_graph_closed, by_uid, edges_of, write
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "docs"
 
 
 def test_docusaurus_site() -> None:
-    batch = read_markdown(FIXTURES / "docusaurus")
+    batch = read_docs(FIXTURES / "docusaurus")
     nodes = by_uid(batch)
     assert batch.stats["shape"] == "docusaurus"
     assert_graph_closed(batch)
@@ -47,7 +50,7 @@ def test_docusaurus_site() -> None:
 
 
 def test_vitepress_site() -> None:
-    batch = read_markdown(FIXTURES / "vitepress")
+    batch = read_docs(FIXTURES / "vitepress")
     nodes = by_uid(batch)
     assert batch.stats["shape"] == "vitepress"
     assert_graph_closed(batch)
@@ -74,14 +77,14 @@ def test_vitepress_site() -> None:
 def test_vitepress_without_clean_urls(tmp_path: Path) -> None:
     write(tmp_path, "docs/.vitepress/config.mts", "export default { base: '/' }\n")
     write(tmp_path, "docs/guide/a.md", "# A\n")
-    site = detect_vitepress(tmp_path)
+    site = detect_vitepress(tmp_path, TreeReader(tmp_path))
     assert site is not None and not site.clean_urls and site.site_url == ""
-    assert site.url_of("guide/a.md", {}) == "/guide/a.html"
-    assert site.url_of("guide/index.md", {}) == "/guide/"
+    assert url_of(site, "guide/a.md", {}) == "/guide/a.html"
+    assert url_of(site, "guide/index.md", {}) == "/guide/"
 
 
 def test_nextjs_content_folder_with_jsx_components() -> None:
-    batch = read_markdown(FIXTURES / "nextjs", base_url="https://react.example")
+    batch = read_docs(FIXTURES / "nextjs", base_url="https://react.example")
     nodes = by_uid(batch)
     assert batch.stats["shape"] == "nextjs"
     assert nodes["learn/index"].meta["url"] == "https://react.example/learn"
@@ -107,7 +110,7 @@ def test_docusaurus_config_in_the_folder_and_defaults(tmp_path: Path) -> None:
     write(tmp_path, "docusaurus.config.js", "module.exports = { url: 'https://x.dev' };\n")
     write(tmp_path, "docs/a.md", "# A\n")
     write(tmp_path, "docs/_partial.md", "# Not a page\n")
-    site = detect_docusaurus(tmp_path)
+    site = detect_docusaurus(tmp_path, TreeReader(tmp_path))
     assert site is not None and site.route_base == "/docs" and site.site_url == "https://x.dev/"
     assert [p.name for p in site.files()] == ["a.md"]  # `_` files are partials
 
@@ -120,12 +123,12 @@ def test_docusaurus_trailing_slash(tmp_path: Path) -> None:
     )
     write(tmp_path, "docs/a.md", "# A\n\nSee [b](/docs/guides/b/).\n")
     write(tmp_path, "docs/guides/b.md", "# B\n")
-    nodes = by_uid(read_markdown(tmp_path))
+    nodes = by_uid(read_docs(tmp_path))
     assert nodes["a"].meta["url"] == "https://x.dev/docs/a/"
     assert nodes["guides/b"].meta["url"] == "https://x.dev/docs/guides/b/"
     assert edges_of(nodes["a"], "xref") == ["guides/b"]
     write(tmp_path, "docusaurus.config.js", "module.exports = { trailingSlash: false };\n")
-    assert by_uid(read_markdown(tmp_path))["a"].meta["url"] == "/docs/a"
+    assert by_uid(read_docs(tmp_path))["a"].meta["url"] == "/docs/a"
 
 
 def test_page_urls_of_each_generator() -> None:
@@ -141,14 +144,14 @@ def test_hugo_base_url_from_its_config(tmp_path: Path) -> None:
     write(tmp_path, "hugo.toml", 'baseURL = "https://gohugo.example/"\ntitle = "x"\n')
     write(tmp_path, "content/_index.md", "---\ntitle: Home\n---\n")
     write(tmp_path, "content/docs/a.md", "---\ntitle: A\n---\n## Part\n\nText.\n")
-    nodes = by_uid(read_markdown(tmp_path))
+    nodes = by_uid(read_docs(tmp_path))
     assert nodes["docs/a"].meta["url"] == "https://gohugo.example/docs/a/"
     assert nodes["docs/a#part"].meta["url"] == "https://gohugo.example/docs/a/#part"
     assert nodes["docs/a"].meta["breadcrumb"] == ["Docs", "A"]
     yaml_site = tmp_path / "y"
     write(yaml_site, "config/_default/hugo.yaml", "baseURL: https://y.example/sub/\n")
     write(yaml_site, "content/b.md", "# B\n")
-    b = by_uid(read_markdown(yaml_site))["b"]
+    b = by_uid(read_docs(yaml_site))["b"]
     assert b.meta["url"] == "https://y.example/sub/b/"
 
 
@@ -157,7 +160,7 @@ def test_sphinx_with_myst_reads_markdown_pages_too(tmp_path: Path) -> None:
     write(tmp_path, "docs/index.rst", "Home\n====\n\nSee :doc:`guide`.\n")
     write(tmp_path, "docs/guide.md", "# Guide\n\n## Part\n\nText.\n")
     write(tmp_path, "docs/_build/html/index.html", "<html></html>\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     nodes = by_uid(batch)
     assert batch.stats["shape"] == "sphinx"
     assert nodes["guide"].meta["url"] == "/guide.html"
@@ -169,7 +172,7 @@ def test_sphinx_with_myst_reads_markdown_pages_too(tmp_path: Path) -> None:
 
 
 def pages_of(root: Path) -> set[str]:
-    return {n.uid for n in read_markdown(root).nodes if n.kind == "page"}
+    return {n.uid for n in read_docs(root).nodes if n.kind == "page"}
 
 
 def test_mkdocs_exclude_docs_and_draft_docs(tmp_path: Path) -> None:
@@ -191,7 +194,7 @@ def test_mkdocs_exclude_docs_and_draft_docs(tmp_path: Path) -> None:
     for rel in ("index.md", "extra.md", "notes.tmp.md", "private/a.md", "drafts/b.md",
                 "guide/private/c.md", "templates/t.md"):  # fmt: skip
         write(tmp_path, f"docs/{rel}", f"# {rel}\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     # `/private/` is anchored at the docs root; MkDocs' own `/templates/` still applies.
     assert {n.uid for n in batch.nodes if n.kind == "page"} == {"index", "extra", "guide/private/c"}
     assert sorted(batch.stats["unpublished"]) == [
@@ -223,7 +226,7 @@ def test_sphinx_exclude_patterns(tmp_path: Path) -> None:
     write(tmp_path, "docs/old-c.rst", "Old\n===\n")
     write(tmp_path, "docs/venv/lib/x.rst", "Lib\n===\n")
     write(tmp_path, "docs/guide.rst", "Guide\n=====\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     assert {n.uid for n in batch.nodes if n.kind == "page"} == {"index", "guide"}
     assert batch.stats["unpublished_count"] == 5
     assert "The shared note." in by_uid(batch)["index"].content  # an include still reads it
@@ -232,7 +235,7 @@ def test_sphinx_exclude_patterns(tmp_path: Path) -> None:
 def test_sphinx_exclude_patterns_computed_is_noted(tmp_path: Path) -> None:
     write(tmp_path, "docs/conf.py", "import os\nexclude_patterns = os.listdir('x')\n")
     write(tmp_path, "docs/index.rst", "Home\n====\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     assert any("exclude_patterns" in n for n in batch.stats["notes"])
     assert pages_of(tmp_path) == {"index"}
 
@@ -254,7 +257,7 @@ def test_docusaurus_versioned_site_reads_the_released_version(tmp_path: Path) ->
     write(tmp_path, "docs/a.md", "# A\n\nUnreleased wording.\n")
     write(tmp_path, "versioned_docs/version-2.1/a.md", "# A\n\nReleased wording.\n")
     write(tmp_path, "versioned_docs/version-2.0/a.md", "# A\n\nOld wording.\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     a = by_uid(batch)["a"]
     assert "Released wording." in (a.content or "")
     assert a.meta["url"] == "https://x.dev/docs/a"
@@ -268,7 +271,7 @@ def test_docusaurus_versioned_site_reads_the_released_version(tmp_path: Path) ->
         "  lastVersion: '2.0', versions: { current: { label: 'next', path: '3.x' } },\n"
         "  routeBasePath: 'docs' } }]] };\n",
     )
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     assert batch.stats["shape"] == "docusaurus"
     assert "Old wording." in (by_uid(batch)["a"].content or "")
     # lastVersion: 'current' serves docs/ at the docs route.
@@ -278,7 +281,7 @@ def test_docusaurus_versioned_site_reads_the_released_version(tmp_path: Path) ->
         "module.exports = { url: 'https://x.dev', presets: [['classic', "
         "{ docs: { lastVersion: 'current' } }]] };\n",
     )
-    assert "Unreleased wording." in (by_uid(read_markdown(tmp_path))["a"].content or "")
+    assert "Unreleased wording." in (by_uid(read_docs(tmp_path))["a"].content or "")
 
 
 def test_vitepress_locales_read_the_root_language_only(tmp_path: Path) -> None:
@@ -301,7 +304,7 @@ def test_vitepress_locales_read_the_root_language_only(tmp_path: Path) -> None:
     write(tmp_path, "docs/zh/index.md", "# 首页\n")
     write(tmp_path, "docs/pt-BR/guide.md", "# Guia\n")
     write(tmp_path, "docs/zhuyin/notes.md", "# A folder that only starts like a locale\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     assert {n.uid for n in batch.nodes if n.kind == "page"} == {"index", "guide", "zhuyin/notes"}
     assert sorted(batch.stats["unpublished"]) == [
         "docs/pt-BR/guide.md: locales: another language",
@@ -341,7 +344,7 @@ def test_vitepress_root_locale_in_a_folder_served_by_rewrites(tmp_path: Path) ->
     write(tmp_path, "docs/en/index.md", "# Home\n\nSee [routing](/guide/routing#params).\n")
     write(tmp_path, "docs/en/guide/routing.md", "# Routing\n\n## Params\n")
     write(tmp_path, "docs/zh/guide/routing.md", "# 路由\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     nodes = by_uid(batch)
     assert nodes["en/guide/routing"].meta["url"] == "/guide/routing"
     assert nodes["en/index"].meta["url"] == "/"
@@ -369,7 +372,7 @@ def test_mkdocs_i18n_suffix_reads_the_default_language(tmp_path: Path) -> None:
     )
     for rel in ("index.md", "index.fr.md", "guide/a.md", "guide/a.fr.md", "guide/b.en.md"):
         write(tmp_path, f"docs/{rel}", f"# {rel}\n\nSee [fr](/fr/).\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     nodes = by_uid(batch)
     assert {u for u, n in nodes.items() if n.kind == "page"} == {"index", "guide/a", "guide/b.en"}
     assert nodes["guide/b.en"].meta["url"] == "/guide/b/"
@@ -391,7 +394,7 @@ def test_mkdocs_i18n_folder_structure(tmp_path: Path) -> None:
     write(tmp_path, "docs/en/index.md", "# Home\n")
     write(tmp_path, "docs/en/guide.md", "# Guide\n")
     write(tmp_path, "docs/de/guide.md", "# Anleitung\n")
-    nodes = by_uid(read_markdown(tmp_path))
+    nodes = by_uid(read_docs(tmp_path))
     assert {u for u, n in nodes.items() if n.kind == "page"} == {"en/index", "en/guide"}
     assert nodes["en/guide"].meta["url"] == "/guide/"
     assert nodes["en/index"].meta["url"] == "/"
@@ -420,7 +423,7 @@ def test_myst_targets_resolve_from_markdown_and_rst(tmp_path: Path) -> None:
         "# Other\n\nSee [](guide-setup), [again](#guide-setup), {ref}`guide-setup`,\n"
         "{ref}`the setup <guide-setup>` and {doc}`guide`; `{ref}` alone is code.\n",
     )
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     nodes = by_uid(batch)
     assert edges_of(nodes["other"], "xref") == ["guide#setup", "guide"]
     assert edges_of(nodes["index"], "xref") == ["guide#setup"]
@@ -441,7 +444,7 @@ def test_translations_beside_the_pages(tmp_path: Path) -> None:
         write(root, f"{stem}.cn.mdx", f"# {stem} (cn)\n")
     write(root, "d.mdx", "# d\n")
     write(root, "setup.py.md", "# Python setup\n")  # a programming language, not a translation
-    batch = read_markdown(root)
+    batch = read_docs(root)
     assert {n.uid for n in batch.nodes if n.kind == "page"} == {"a", "b", "c", "d", "setup.py"}
     assert batch.stats["unpublished_count"] == 6
     assert any("(cn, fr): read the unsuffixed pages" in n for n in batch.stats["notes"])
@@ -450,7 +453,7 @@ def test_translations_beside_the_pages(tmp_path: Path) -> None:
     for stem in ("a", "b", "c"):
         write(root, f"docs/{stem}.en-US.mdx", f"# {stem}\n")
         write(root, f"docs/{stem}.zh-CN.mdx", f"# {stem} (zh)\n")
-    nodes = by_uid(read_markdown(root))
+    nodes = by_uid(read_docs(root))
     assert {u for u, n in nodes.items() if n.kind == "page"} == {
         "docs/a.en-US", "docs/b.en-US", "docs/c.en-US",
     }  # fmt: skip
@@ -459,7 +462,7 @@ def test_translations_beside_the_pages(tmp_path: Path) -> None:
     root = tmp_path / "few"
     write(root, "notes.md", "# Notes\n")
     write(root, "notes.de.md", "# Notizen\n")
-    assert {n.uid for n in read_markdown(root).nodes if n.kind == "page"} == {"notes", "notes.de"}
+    assert {n.uid for n in read_docs(root).nodes if n.kind == "page"} == {"notes", "notes.de"}
 
 
 def test_starlight_site(tmp_path: Path) -> None:
@@ -492,7 +495,7 @@ def test_starlight_site(tmp_path: Path) -> None:
     )
     write(tmp_path, "docs/src/content/docs/guides/wip.md", "---\ntitle: WIP\ndraft: true\n---\n")
     write(tmp_path, "docs/src/content/docs/zh-cn/index.mdx", "---\ntitle: 首页\n---\n")
-    batch = read_markdown(tmp_path)
+    batch = read_docs(tmp_path)
     nodes = by_uid(batch)
     assert batch.stats["shape"] == "starlight"
     assert {u for u, n in nodes.items() if n.kind == "page"} == {

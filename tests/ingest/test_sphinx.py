@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cogitave import Collection
-from cogitave.ingest.markdown import MarkdownBatch, read_markdown
+from cogitave.ingest.docs import DocsBatch, read_docs
 from cogitave.nodes import Node
 from tests.ingest.test_markdown import assert_graph_closed, by_uid, edges_of
 
@@ -17,17 +17,17 @@ BASE = "https://docs.example.org/3/"
 
 
 @pytest.fixture(scope="module")
-def batch() -> MarkdownBatch:
-    return read_markdown(TREE)
+def batch() -> DocsBatch:
+    return read_docs(TREE)
 
 
 @pytest.fixture(scope="module")
-def nodes(batch: MarkdownBatch) -> dict[str, Node]:
+def nodes(batch: DocsBatch) -> dict[str, Node]:
     return by_uid(batch)
 
 
 def test_detected_as_sphinx_with_html_urls_under_html_baseurl(
-    batch: MarkdownBatch, nodes: dict[str, Node]
+    batch: DocsBatch, nodes: dict[str, Node]
 ) -> None:
     assert batch.stats["shape"] == "sphinx"
     assert_graph_closed(batch)
@@ -73,7 +73,7 @@ def test_api_objects_are_nodes_partof_their_section(nodes: dict[str, Node]) -> N
 
 
 def test_roles_become_xref_edges_and_unknown_markup_degrades(
-    batch: MarkdownBatch, nodes: dict[str, Node]
+    batch: DocsBatch, nodes: dict[str, Node]
 ) -> None:
     tutorial = nodes["tutorial"]
     xrefs = edges_of(tutorial, "xref")
@@ -131,7 +131,7 @@ def test_toctree_gives_partof_reading_order_and_breadcrumbs(nodes: dict[str, Nod
     ]
 
 
-def test_resolve_xref_finds_api_objects(tmp_path: Path, batch: MarkdownBatch) -> None:
+def test_resolve_xref_finds_api_objects(tmp_path: Path, batch: DocsBatch) -> None:
     col = Collection.create(tmp_path / "c", batch.schema, encoder=None)
     col.add(batch.nodes)
     col.publish()
@@ -148,7 +148,7 @@ def test_built_tree_sources_and_base_url_override(tmp_path: Path) -> None:
         target = built / (rst.relative_to(TREE).as_posix() + ".txt")
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(rst, target)
-    batch = read_markdown(tmp_path / "html", base_url="https://py.example/")
+    batch = read_docs(tmp_path / "html", base_url="https://py.example/")
     nodes = by_uid(batch)
     assert batch.stats["shape"] == "sphinx"
     assert nodes["library/pathlib"].meta["url"] == "https://py.example/library/pathlib.html"

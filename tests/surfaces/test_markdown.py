@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from mcp import Client, StdioServerParameters
 
 from cogitave.collection import Collection
-from cogitave.ingest.markdown import read_markdown
+from cogitave.ingest.docs import read_docs as read_markdown
 from cogitave.nodes import Node
 from cogitave.service.render import blocks, estimate_tokens, fence, fit
 from cogitave.surfaces.http import create_app

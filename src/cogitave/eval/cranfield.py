@@ -14,19 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cogitave.errors import IngestError
 from cogitave.ingest import smart
-from cogitave.ingest.records import Batch
-
-
-def read_corpus(path: str | Path) -> Batch:
-    """Nodes of ``cran.all.1400`` (a file, or a folder holding it)."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / "cran.all.1400"
-    if not p.is_file():
-        raise IngestError(f"no Cranfield corpus at {p}")
-    return smart.read_corpus(p)
 
 
 def read_queries(path: str | Path) -> dict[str, str]:

@@ -1,20 +1,26 @@
-"""A source path -> the format to read it with (``index`` without ``--format``).
+"""A source path -> the format to read it with (``index`` without ``--format``), and the hint
+that names the format that fits when another was asked for.
 
 A ``.jsonl`` file is JSONL; a folder holding ``corpus.jsonl`` is BEIR; a docs tree (MkDocs,
 Hugo, Docusaurus, VitePress, Next.js, Sphinx, or any folder of Markdown/MDX/RST pages) is
 ``docs``. A docs format asked for a folder without pages is a one-line error that names what
-was looked for and the format that fits what is there.
+was looked for and the format that fits what is there (:func:`format_hint`). Folders are
+looked at through a :class:`~cogitave.ingest.confined.TreeReader`: nothing outside them.
 """
 
 from __future__ import annotations
 
-import os
+import fnmatch
 from collections import Counter
 from pathlib import Path
 
 from cogitave.errors import InputError
-from cogitave.ingest.md_layout import MD_SUFFIXES, MKDOCS_NAMES, RST_SUFFIXES, count_pages
+from cogitave.ingest.confined import TreeReader
+from cogitave.ingest.docs.paths import MD_SUFFIXES, MKDOCS_NAMES, RST_SUFFIXES
+from cogitave.ingest.docs.site import count_pages
 from cogitave.ingest.smart import CORPUS_FILES as SMART_CORPORA
+
+MAX_HINT_ENTRIES = 20_000  # files and folders looked at for a hint
 
 DOC_FORMATS = ("docs", "markdown")
 LOOKED_FOR = "Markdown/MDX pages (.md, .mdx) or reStructuredText (.rst, _sources/*.rst.txt)"
@@ -34,19 +40,24 @@ def detect_format(path: Path) -> str:
             f"cannot tell the format of {path}: give a .jsonl file, a docs folder or a "
             "BEIR folder, or pass --format"
         )
-    if (path / "corpus.jsonl").is_file():
+    if TreeReader(path).is_file(path / "corpus.jsonl"):
         return "beir"
     if has_pages(path):
         return "docs"
     raise InputError(
-        f"no documents in {path}: looked for {LOOKED_FOR} and corpus.jsonl{_hint(path)}"
+        f"no documents in {path}: looked for {LOOKED_FOR} and corpus.jsonl{format_hint(path)}"
     )
 
 
 def has_pages(path: Path) -> bool:
     """True when a folder holds at least one Markdown, MDX or reStructuredText page."""
-    counts = count_pages(path)
+    counts = count_pages(TreeReader(path), path)
     return counts["markdown"] + counts["rst"] > 0
+
+
+def _names(path: Path, pattern: str) -> list[str]:
+    """Names of the entries of a folder (inside it) that match an ``fnmatch`` pattern."""
+    return [p.name for p in TreeReader(path).listdir(path) if fnmatch.fnmatch(p.name, pattern)]
 
 
 def check_format(path: Path, fmt: str) -> None:
@@ -54,14 +65,15 @@ def check_format(path: Path, fmt: str) -> None:
     if not path.is_dir():
         return
     if fmt in DOC_FORMATS:
-        if not any(path.glob("mkdocs.y*ml")) and not has_pages(path):
+        if not _names(path, "mkdocs.y*ml") and not has_pages(path):
+            hint = format_hint(path)
             raise InputError(
-                f"no documents for --format {fmt} in {path}: looked for {LOOKED_FOR}{_hint(path)}"
+                f"no documents for --format {fmt} in {path}: looked for {LOOKED_FOR}{hint}"
             )
         return
     wanted = {"jsonl": "*.jsonl", "beir": "corpus.jsonl"}.get(fmt)
-    if wanted and not any(path.glob(wanted)) and has_pages(path):
-        counts = count_pages(path)
+    if wanted and not _names(path, wanted) and has_pages(path):
+        counts = count_pages(TreeReader(path), path)
         raise InputError(
             f"no {wanted} in {path} for --format {fmt}: it holds "
             f"{counts['markdown'] + counts['rst']} documentation pages: try --format docs "
@@ -69,20 +81,32 @@ def check_format(path: Path, fmt: str) -> None:
         )
 
 
-def _hint(path: Path) -> str:
+def format_hint(path: Path, fmt: str = "auto") -> str:
+    """``"; <what the folder holds>: try --format X"`` when a format other than ``fmt`` fits
+    what the folder ``path`` holds ("" for a file, or when nothing else fits): BEIR, JSONL,
+    Cranfield, SMART, documentation pages; HTML is named as not read."""
+    if not path.is_dir():
+        return ""
+    reader = TreeReader(path)
     found: Counter[str] = Counter()
-    for n, (_dirpath, _dirs, files) in enumerate(os.walk(path)):
+    seen = 0
+    for _here, dirs, files in reader.walk(path):
         found.update(Path(f).suffix.lower() for f in files)
-        if n > 2000:
+        found["pages"] += sum(1 for f in files if f.endswith((*MD_SUFFIXES, *RST_SUFFIXES)))
+        seen += len(dirs) + len(files)
+        if seen > MAX_HINT_ENTRIES:
             break
-    if (path / "corpus.jsonl").is_file():
+    top = [p.name for p in reader.listdir(path)]
+    if "corpus.jsonl" in top and fmt != "beir":
         return "; it is a BEIR folder: try --format beir"
-    if found[".jsonl"]:
+    if found[".jsonl"] and fmt != "jsonl":
         return f"; it holds {found['.jsonl']} .jsonl file(s): try --format jsonl on one of them"
-    if any(path.glob("cran.all.1400*")):
+    if any(fnmatch.fnmatch(n, "cran.all.1400*") for n in top) and fmt != "cranfield":
         return "; try --format cranfield"
-    if any(f.lower() in SMART_CORPORA for f in os.listdir(path)):
+    if any(n.lower() in SMART_CORPORA for n in top) and fmt != "smart":
         return "; it is a SMART test collection: try --format smart"
+    if found["pages"] and fmt not in DOC_FORMATS:
+        return f"; found {found['pages']} documentation pages: try --format docs"
     if found[".html"]:
         return f"; it holds {found['.html']} HTML file(s), which are not read: index the sources"
     return ""

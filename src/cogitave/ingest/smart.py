@@ -116,6 +116,16 @@ def read_corpus(path: str | Path) -> Batch:
     return collect(rows(), schema)
 
 
+def read_cranfield(path: str | Path) -> Batch:
+    """Nodes of Cranfield's ``cran.all.1400`` (a file, or a folder holding it)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "cran.all.1400"
+    if not p.is_file():
+        raise IngestError(f"no Cranfield corpus at {p}")
+    return read_corpus(p)
+
+
 def read_queries(path: str | Path, by: Literal["id", "position"] = "id") -> dict[str, str]:
     """``{query key: text}``: keyed by ``.I`` id, or by position 1..N."""
     p = Path(path)

@@ -1,111 +1,93 @@
-"""Source readers: a path and a format name -> a batch of nodes, or one clear error.
+"""A source path and a format name -> a :class:`~cogitave.ingest.records.Batch`: the one way
+a surface reads a source (``cogitave index``, ``watch``, ``demo``).
 
-The registry of the formats ``cogitave index`` reads (``auto`` detects one,
-:mod:`cogitave.ingest.detect`), and the errors a user meets: a missing or unreadable source, a
-file of another format (with a hint naming the format that fits), no documents at all.
+:data:`READERS` maps each format to its reader: ``jsonl`` (a file, or a folder of them),
+``beir`` (a folder with ``corpus.jsonl``), ``cranfield`` (``cran.all.1400``), ``smart`` (CISI,
+CACM, MEDLINE, ...), ``docs`` (a documentation tree; ``markdown`` is the same reader).
+``auto`` picks one from the path (:func:`~cogitave.ingest.detect.detect_format`), and a
+format asked for a folder that holds nothing of it is refused with the one that fits.
+
+:func:`read_source` turns every failure into one :class:`~cogitave.errors.InputError` (an
+:class:`~cogitave.errors.IngestError` for the source itself) with a hint: a missing source,
+a permission denied, an undecodable file, a source that yields no documents. A docs tree is
+read confined to itself: ``allow_outside`` names the folders outside it that may be read too
+(what is refused is listed in the batch's report).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from cogitave.errors import IngestError, InputError
+from cogitave.ingest import smart
+from cogitave.ingest.beir import read_beir
+from cogitave.ingest.detect import check_format, detect_format, format_hint
+from cogitave.ingest.docs import read_docs
+from cogitave.ingest.jsonl import read_jsonl
 from cogitave.ingest.records import Batch
 from cogitave.schema import Schema
 
 FORMATS = ("auto", "jsonl", "beir", "cranfield", "smart", "docs", "markdown")
-_EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".jsonl": "jsonl"}
-
-Reader = Callable[[Path, Schema | None, str | None, Sequence[Path]], Batch]
 
 
-def _jsonl(path: Path, schema: Schema | None, base_url: str | None, _: Sequence[Path]) -> Batch:
-    from cogitave.ingest.jsonl import read_jsonl
+@dataclass(frozen=True)
+class SourceOptions:
+    """What a reader may use besides the path."""
 
-    return read_jsonl(path, schema)
-
-
-def _beir(path: Path, schema: Schema | None, base_url: str | None, _: Sequence[Path]) -> Batch:
-    from cogitave.ingest.beir import read_beir
-
-    return read_beir(path, schema)
+    schema: Schema | None = None
+    base_url: str | None = None  # docs: makes URLs absolute, over the site's own setting
+    allow_outside: tuple[Path, ...] = ()  # docs: folders outside the tree that may be read
 
 
-def _cranfield(path: Path, schema: Schema | None, base_url: str | None, _: Sequence[Path]) -> Batch:
-    from cogitave.eval.cranfield import read_corpus
-
-    return read_corpus(path)
+SourceReader = Callable[[Path, SourceOptions], Batch]
 
 
-def _smart(path: Path, schema: Schema | None, base_url: str | None, _: Sequence[Path]) -> Batch:
-    from cogitave.ingest import smart
-
-    return smart.read_corpus(path)
+def _docs(path: Path, o: SourceOptions) -> Batch:
+    return read_docs(path, o.schema, base_url=o.base_url, allow_outside=o.allow_outside)
 
 
-def _docs(path: Path, schema: Schema | None, base_url: str | None, _: Sequence[Path]) -> Batch:
-    from cogitave.ingest.markdown import read_markdown
-
-    return read_markdown(path, schema, base_url=base_url)
-
-
-READERS: dict[str, Reader] = {
-    "jsonl": _jsonl,
-    "beir": _beir,
-    "cranfield": _cranfield,
-    "smart": _smart,
+READERS: dict[str, SourceReader] = {
+    "jsonl": lambda path, o: read_jsonl(path, o.schema),
+    "beir": lambda path, o: read_beir(path, o.schema),
+    "cranfield": lambda path, _o: smart.read_cranfield(path),
+    "smart": lambda path, _o: smart.read_corpus(path),
     "docs": _docs,
     "markdown": _docs,
 }
 
 
 def read_source(
-    path: Path,
+    path: str | Path,
     fmt: str = "auto",
-    schema: Path | None = None,
+    schema: Schema | str | Path | None = None,
     base_url: str | None = None,
-    allow_outside: Sequence[Path] = (),
+    allow_outside: Sequence[str | Path] = (),
 ) -> Batch:
-    """The batch of ``path`` read as ``fmt`` (``auto``: detected); a schema file's
-    declarations over the inferred ones."""
-    from cogitave.ingest.detect import check_format, detect_format
-
-    if not path.exists():
-        raise IngestError(f"source not found: {path} (to remove its nodes: cogitave delete)")
-    declared = Schema.load(schema) if schema else None
-    fmt = detect_format(path) if fmt == "auto" else fmt
-    reader = READERS.get(fmt)
-    if reader is None:
-        raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    check_format(path, fmt)
+    """The source at ``path`` read as ``fmt`` (see the module doc). ``schema``: a schema, or
+    the path of its TOML file; ``base_url`` and ``allow_outside`` are for docs trees."""
+    source, found = Path(path), fmt
+    if not source.exists():
+        raise IngestError(f"source not found: {source} (to remove its nodes: cogitave delete)")
     try:
-        batch = reader(path, declared, base_url, allow_outside)
+        declared = Schema.load(schema) if isinstance(schema, str | Path) else schema
+        options = SourceOptions(declared, base_url, tuple(Path(p) for p in allow_outside))
+        found = detect_format(source) if fmt == "auto" else fmt
+        check_format(source, found)
+        reader = READERS.get(found)
+        if reader is None:
+            raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+        batch = reader(source, options)
     except IngestError as e:
-        hint = "" if e.details.get("errors") else format_hint(path, fmt)
+        hint = "" if e.details.get("errors") else format_hint(source, found)
         if not hint:  # bad records, or nothing else fits: the reader's own words
             raise
         raise IngestError(e.message + hint, details=e.details) from e
     except PermissionError as e:
-        raise InputError(f"cannot read {e.filename or path}: permission denied") from e
+        raise InputError(f"cannot read {e.filename or source}: permission denied") from e
     except (UnicodeDecodeError, IsADirectoryError, NotADirectoryError) as e:
-        raise InputError(f"cannot read {path}: {e}") from e
+        raise InputError(f"cannot read {source}: {e}") from e
     if not batch.nodes and not batch.problems:
-        raise InputError(f"no {fmt} documents in {path}{format_hint(path, fmt)}")
+        raise InputError(f"no {found} documents in {source}{format_hint(source, found)}")
     return batch
-
-
-def format_hint(source: Path, fmt: str) -> str:
-    """'; found 12 .md files: try --format markdown' when another format fits."""
-    if not source.is_dir():
-        return ""
-    seen: dict[str, int] = {}
-    for i, p in enumerate(source.rglob("*")):
-        if i > 20_000:
-            break
-        if (f := _EXTENSIONS.get(p.suffix.lower())) and f != fmt:
-            seen[f] = seen.get(f, 0) + 1
-    if not seen:
-        return ""
-    f, n = max(seen.items(), key=lambda kv: kv[1])
-    return f"; found {n} {f} files: try --format {f}"

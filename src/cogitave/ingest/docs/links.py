@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import unquote, urljoin, urlsplit
 
-from cogitave.ingest.md_layout import INDEX_STEMS, MD_SUFFIXES, Shape, normalize_url
+from cogitave.ingest.docs.paths import INDEX_STEMS, MD_SUFFIXES, Shape, normalize_url
 
 Status = Literal["resolved", "self", "external", "outside", "asset", "dynamic", "unresolved"]
 LinkKind = Literal["link", "ref", "undefined", "page_ref"]

@@ -1,5 +1,5 @@
-"""Graph draft and report for the Markdown source: nodes + deduplicated out-edges, the tally of
-links and problems, and the ``stats`` dict / text report built from them."""
+"""The docs reader's report: the tally of links, includes, front matter and pages left out,
+and the ``stats`` dict / text report built from it."""
 
 from __future__ import annotations
 
@@ -8,72 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from cogitave.ingest.md_links import LinkKind, Resolution
+from cogitave.ingest.docs.links import LinkKind, Resolution
 from cogitave.ingest.records import MAX_LISTED
-from cogitave.nodes import DimValue, Edge, Node
-
-# Dimensions kept even when empty: every node has a title, every code node a language.
-_ALWAYS = ("title", "language")
-
-
-@dataclass
-class _Draft:
-    uid: str
-    kind: str
-    dims: dict[str, DimValue]
-    content: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class GraphDraft:
-    """Nodes by uid and out-edges in insertion order; duplicates and self-loops are ignored."""
-
-    nodes: dict[str, _Draft] = field(default_factory=dict)
-    edges: dict[str, dict[tuple[str, str], None]] = field(default_factory=dict)
-
-    def node(
-        self,
-        uid: str,
-        kind: str,
-        dims: dict[str, DimValue],
-        content: str | None = None,
-        meta: dict[str, Any] | None = None,
-    ) -> None:
-        """Add (or replace) a node; empty text dimensions are left out."""
-        kept = {k: v for k, v in dims.items() if v != "" or k in _ALWAYS}
-        self.nodes[uid] = _Draft(uid, kind, kept, content, meta or {})
-
-    def edge(self, src: str, label: str, dst: str) -> None:
-        """Record ``src -label-> dst`` once."""
-        if src != dst:
-            self.edges.setdefault(src, {})[(label, dst)] = None
-
-    def dims(self, uid: str) -> dict[str, DimValue]:
-        """The dimensions of a node already added."""
-        return self.nodes[uid].dims
-
-    def build(self) -> tuple[list[Node], Counter[str], list[str]]:
-        """Frozen nodes, edge counts by label, and the edges dropped for a missing endpoint."""
-        nodes: list[Node] = []
-        counts: Counter[str] = Counter()
-        dropped: list[str] = []
-        for d in self.nodes.values():
-            edges: list[Edge] = []
-            for label, dst in self.edges.get(d.uid, {}):
-                if dst in self.nodes:
-                    edges.append(Edge(label, dst))
-                    counts[label] += 1
-                else:
-                    dropped.append(f"{d.uid} -{label}-> {dst}")
-            nodes.append(Node(d.uid, d.kind, d.dims, d.content, tuple(edges), d.meta))
-        dropped.extend(
-            f"{src} -{label}-> {dst}"
-            for src, out in self.edges.items()
-            if src not in self.nodes
-            for label, dst in out
-        )
-        return nodes, counts, dropped
+from cogitave.nodes import Node
 
 
 @dataclass
@@ -177,13 +114,17 @@ def format_report(stats: dict[str, Any]) -> str:
         ("missing_includes", "missing includes", stats["missing_includes_count"]),
         ("unpublished", "pages the site leaves out (not indexed)", stats["unpublished_count"]),
         ("nav_missing", "nav entries without a page", len(stats["nav_missing"])),
+        ("refused", "not read (outside the tree, or past a bound)", stats.get("refused_count", 0)),
         ("dropped_edges", "dropped edges", stats["dropped_edges_count"]),
     )
     for key, title, total in listed:
-        if stats[key]:
+        if stats.get(key):
             cut = f" (first {len(stats[key])})" if total > len(stats[key]) else ""
             lines.append(f"{title}: {total}{cut}")
             lines.extend(f"  {item}" for item in stats[key])
+    if stats.get("allow_outside"):
+        flags = " ".join(f"--allow-outside {p}" for p in stats["allow_outside"])
+        lines.append(f"to read what the tree names outside it: {flags}")
     lines.extend(f"note: {n}" for n in stats["notes"])
     return "\n".join(lines)
 

@@ -4,19 +4,27 @@ Handled: FastAPI's ``{* ../../docs_src/x.py hl[3:5] ln[1:9] *}`` and mdx_include
 ``{! path !}`` (the file, or its ``ln`` line ranges, fenced with its language; inside a fence,
 just the lines); MkDocs snippets ``--8<-- "path"`` and the block form between two ``--8<--``
 lines; Hugo's ``{{% include "x.md" %}}`` (the page's Markdown) and its code shortcodes
-(``code-toggle``, ``highlight``) turned into fences, other shortcodes removed. A file that
-cannot be found keeps the directive as written.
+(``code-toggle``, ``highlight``) turned into fences, other shortcodes removed. Files come
+from the caller's reader (the builder's, confined to the tree): a file it does not give
+(missing, or refused) keeps the directive as written.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
-from cogitave.ingest.md_frontmatter import split_front_matter
+from cogitave.ingest.docs.frontmatter import split_front_matter
 
 # (path as written) -> (text, language) or None
 Reader = Callable[[str], tuple[str, str] | None]
+EXT_LANGUAGE = {
+    ".py": "python", ".js": "javascript", ".ts": "typescript", ".md": "markdown",
+    ".yml": "yaml", ".yaml": "yaml", ".toml": "toml", ".json": "json", ".sh": "bash",
+    ".html": "html", ".css": "css", ".txt": "text", ".go": "go", ".rs": "rust",
+    ".sql": "sql", ".ini": "ini", ".dockerfile": "dockerfile",
+}  # fmt: skip
 
 INCLUDE = re.compile(r"^\s*\{([*!])>?\s*(\S+?)(?:\s+([^*!]*?))?\s*\1\}\s*$")
 _SNIPPET = re.compile(r"""^(\s*)(;?)-{1,}8<-{1,}\s+(["']?)([^"']+?)\3\s*$""")
@@ -30,6 +38,12 @@ _HUGO_INCLUDE = re.compile(
 _HUGO_CODE_OPEN = re.compile(r"^\s*\{\{<\s*(code-toggle|highlight|code)\b([^>]*)>\}\}\s*$")
 _HUGO_CODE_CLOSE = re.compile(r"^\s*\{\{<\s*/\s*(code-toggle|highlight|code)\s*>\}\}\s*$")
 _HUGO_SHORTCODE = re.compile(r"\{\{[<%]\s*/?\s*(?!(?:rel)?ref\b)[\w-]+[^{}]*?[>%]\}\}")
+
+
+def language_of(file: Path) -> str:
+    """The code language of an included file, by its extension (``text`` without one)."""
+    suffix = file.suffix.lower()
+    return EXT_LANGUAGE.get(suffix, suffix.lstrip(".") or "text")
 
 
 def line_ranges(spec: str, total: int) -> list[tuple[int, int]]:

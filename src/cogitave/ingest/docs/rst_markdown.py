@@ -1,4 +1,4 @@
-"""A parsed reStructuredText page (:class:`~cogitave.ingest.rst.RstDoc`) -> Markdown.
+"""A parsed reStructuredText page (:class:`~cogitave.ingest.docs.rst.RstDoc`) -> Markdown.
 
 Headings carry their docutils id as ``{ #id }`` so anchors match Sphinx's HTML; code is fenced
 with its language (doctest blocks as ``pycon``); admonitions become block quotes under a bold
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from docutils import nodes
 
-from cogitave.ingest.rst import (
+from cogitave.ingest.docs.rst import (
     ApiObject,
     IncludeReader,
     RstDoc,

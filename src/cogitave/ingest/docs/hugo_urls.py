@@ -18,12 +18,13 @@ of their own) and, per page, its path under the content folder and its front mat
 - ``uglyURLs`` (true, or per top-level section): ``/posts/a.html`` instead of ``/posts/a/``,
   a section's own page ``/posts.html``; the home page stays ``/``.
 
-The front matter ``url`` overrides both, as in Hugo.
+The front matter ``url`` overrides both, as in Hugo (:func:`page_url`).
 """
 
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -34,8 +35,11 @@ from typing import Any, Literal
 
 import yaml
 
-from cogitave.ingest.globs import glob_regex
-from cogitave.ingest.md_frontmatter import load_yaml
+from cogitave.errors import IngestError
+from cogitave.ingest.confined import TreeReader
+from cogitave.ingest.docs.frontmatter import load_yaml
+from cogitave.ingest.docs.paths import INDEX_STEMS, humanize, normalize_url
+from cogitave.ingest.globs import GlobError, Matcher, compile_glob
 
 Kind = Literal["page", "section"]
 _CONFIG_NAMES = ("hugo", "config")
@@ -56,8 +60,10 @@ _GO_LAYOUT = {
 }
 
 
-def _parse(file: Path) -> Any:
-    text = file.read_text(encoding="utf-8")
+def _parse(file: Path, reader: TreeReader) -> Any:
+    text = reader.read_text(file)
+    if text is None:
+        raise ValueError(f"{file}: refused")  # listed by the reader; passed over
     if file.suffix == ".toml":
         return tomllib.loads(text)
     if file.suffix == ".json":
@@ -65,30 +71,32 @@ def _parse(file: Path) -> Any:
     return load_yaml(text)
 
 
-def hugo_config(base: Path) -> dict[str, Any]:
+def hugo_config(base: Path, reader: TreeReader | None = None) -> dict[str, Any]:
     """The site's configuration with top-level keys lower-cased (Hugo's keys ignore case):
     the first ``hugo.*``/``config.*`` found at ``base`` or in ``config/_default/``, plus
     ``config/_default/<key>.*`` files for ``permalinks`` and ``uglyurls``. A file that
-    cannot be read or parsed is passed over, as if absent."""
+    cannot be read or parsed is passed over, as if absent. ``reader``: the tree's (by default
+    one confined to ``base``)."""
+    reader = reader or TreeReader(base)
     out: dict[str, Any] = {}
     default = base / "config" / "_default"
     files = (f / f"{n}.{e}" for f in (base, default) for n in _CONFIG_NAMES for e in _EXTS)
     for file in files:
-        if not file.is_file():
+        if not reader.is_file(file):
             continue
         try:
-            data = _parse(file)
+            data = _parse(file, reader)
         except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
             continue
         if isinstance(data, Mapping):
             out = {str(k).lower(): v for k, v in data.items()}
             break
-    if default.is_dir():
-        for file in sorted(default.iterdir()):
+    if reader.is_dir(default):
+        for file in reader.listdir(default):
             key = file.stem.lower()
             if key in ("permalinks", "uglyurls") and file.suffix.lstrip(".") in _EXTS:
                 try:
-                    out.setdefault(key, _parse(file))
+                    out.setdefault(key, _parse(file, reader))
                 except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
                     continue
     return out
@@ -102,11 +110,12 @@ class HugoUrls:
     ugly_sections: Mapping[str, bool] = field(default_factory=dict)
     page: Mapping[str, str] = field(default_factory=dict)  # section -> pattern
     section: Mapping[str, str] = field(default_factory=dict)
-    rules: tuple[tuple[re.Pattern[str] | None, str], ...] = ()  # array form, in order
+    rules: tuple[tuple[Matcher | None, str], ...] = ()  # array form, in order
     notes: tuple[str, ...] = ()
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> HugoUrls:
+    def from_config(cls, config: Mapping[str, Any], where: str = "the Hugo config") -> HugoUrls:
+        """The URL settings of a config (``where`` names it for an error)."""
         ugly_cfg = config.get("uglyurls", False)
         ugly = ugly_cfg is True
         ugly_sections = (
@@ -117,7 +126,7 @@ class HugoUrls:
         perm = config.get("permalinks") or {}
         page: dict[str, str] = {}
         section: dict[str, str] = {}
-        rules: list[tuple[re.Pattern[str] | None, str]] = []
+        rules: list[tuple[Matcher | None, str]] = []
         notes: list[str] = []
         if isinstance(perm, Mapping):
             for key, value in perm.items():
@@ -138,7 +147,7 @@ class HugoUrls:
                     and set(target) == {"path"}
                     and isinstance(target["path"], str)
                 ):
-                    rules.append((glob_regex(target["path"], re.IGNORECASE), entry["pattern"]))
+                    rules.append((_path_glob(target["path"], where), entry["pattern"]))
                 else:
                     notes.append(
                         f"permalinks entry {entry['pattern']!r}: its target matches more "
@@ -156,6 +165,15 @@ class HugoUrls:
                 return pattern
         table = self.page if kind == "page" else self.section
         return table.get(top_section.lower())
+
+
+def _path_glob(pattern: str, where: str) -> Matcher:
+    try:
+        return compile_glob(pattern, ignore_case=True)
+    except GlobError as e:
+        raise IngestError(
+            f"{where}: permalinks: cannot read the pattern {pattern!r}: {e}"
+        ) from None
 
 
 def urlize(text: str) -> str:
@@ -246,3 +264,46 @@ def expand(
         return simple.get(name, m.group(0))
 
     return _TOKEN.sub(value, pattern)
+
+
+def page_url(
+    stem: str,
+    front: Mapping[str, Any],
+    urls: HugoUrls | None = None,
+    section_titles: Mapping[str, str] | None = None,
+) -> str:
+    """A Hugo page's URL (``stem``: its path under the content folder, no suffix): the front
+    matter ``url``, else its path with the front matter ``slug`` in place of a page's last
+    segment, or the site's ``permalinks``; ``uglyURLs``."""
+    url = front.get("url")
+    if isinstance(url, str) and url.strip():
+        return normalize_url(url if url.startswith("/") else "/" + url)
+    urls = urls or HugoUrls()
+    parts = stem.split("/")
+    kind: Kind = "section" if parts[-1] == "_index" else "page"
+    if parts[-1] in INDEX_STEMS:  # `_index.md` (a section), `index.md` (a leaf bundle)
+        parts = parts[:-1]
+    if not parts:
+        return "/"
+    sections = parts if kind == "section" else parts[:-1]
+    top = sections[0] if sections else ""
+    slug = front.get("slug")
+    pattern = urls.pattern("/" + "/".join(parts).lower(), top, kind)
+    if pattern is not None:
+        path = expand(
+            pattern,
+            sections=sections,
+            front=front,
+            basename=parts[-1],
+            title=humanize(stem),
+            section_titles=section_titles,
+        )
+    else:
+        if kind == "page" and isinstance(slug, str) and slug.strip():
+            parts[-1] = slug.strip()
+        path = "/".join(parts)
+    # Hugo lower-cases paths and turns spaces into '-' unless configured otherwise.
+    path = "/" + path.lower().replace(" ", "-").strip("/")
+    if path != "/" and urls.is_ugly(top):
+        return posixpath.normpath(path) + ".html"
+    return normalize_url(path)

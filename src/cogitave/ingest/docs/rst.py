@@ -3,11 +3,13 @@
 Parsing is docutils' own parser. Sphinx's directives and roles are registered for the parse
 (``toctree``, ``code-block``, ``literalinclude``, the Python domain, ``versionadded``, ...);
 any other unknown directive keeps its content and any unknown role keeps its text, so a page
-never fails on an extension it does not know. File inclusion and raw HTML are off: a page cannot
-read files outside the tree (``literalinclude`` is resolved by the caller, inside the tree).
+never fails on an extension it does not know. File inclusion and raw HTML are off in docutils:
+``include`` and ``literalinclude`` are read by the caller (through the tree's confined reader),
+includes of includes at most :data:`~cogitave.ingest.confined.MAX_INCLUDE_DEPTH` deep and
+:data:`MAX_INCLUDES` a page.
 
 Two passes, because cross-references need the whole tree: :func:`parse_rst` gives a
-:class:`RstDoc` (title, labels, API objects, toctrees); :mod:`cogitave.ingest.rst_markdown`
+:class:`RstDoc` (title, labels, API objects, toctrees); :mod:`cogitave.ingest.docs.rst_markdown`
 then turns its doctree into Markdown once every page's labels and objects are known.
 """
 
@@ -24,6 +26,8 @@ from docutils import frontend, nodes, utils
 from docutils.parsers.rst import Directive, Parser, directives, roles
 from docutils.parsers.rst.states import Inliner
 from docutils.statemachine import string2lines
+
+from cogitave.ingest.confined import MAX_INCLUDE_DEPTH
 
 PY_ROLES = frozenset(
     ("func", "class", "meth", "mod", "attr", "data", "exc", "obj", "const", "deco", "type")
@@ -95,6 +99,7 @@ class RstDoc:
     objects: list[ApiObject] = field(default_factory=list)
     toctrees: list[Toctree] = field(default_factory=list)
     includes: list[tuple[str, int]] = field(default_factory=list)  # literalinclude paths
+    refused: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, why)
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,7 @@ class Xref:
 
 XrefLookup = Callable[[Xref], tuple[str, str] | None]  # -> (url, default text) or None
 IncludeReader = Callable[[str, str], tuple[str, str] | None]  # (docname, path) -> (code, lang)
-TextReader = Callable[[str], str | None]  # path as written -> text
+TextReader = Callable[[str, int], str | None]  # (path as written, line) -> text
 MAX_INCLUDES = 50  # per page: enough for real trees, a stop for include cycles
 
 
@@ -223,7 +228,20 @@ class _Include(_Generic):
     def run(self) -> list[nodes.Node]:
         st = _state(self)
         path = " ".join(self.arguments).strip()
-        text = st.read(path) if st.read and path and st.included < MAX_INCLUDES else None
+        # The file this directive is in: the page, or an include inserted below (its depth).
+        source = self.state_machine.input_lines.source(
+            self.lineno - self.state_machine.input_offset - 1
+        )
+        depth = st.depth.get(source, 0) + 1
+        if path and (st.included >= MAX_INCLUDES or depth > MAX_INCLUDE_DEPTH):
+            why = (
+                f"more than {MAX_INCLUDES} includes on one page"
+                if st.included >= MAX_INCLUDES
+                else f"includes nested more than {MAX_INCLUDE_DEPTH} deep"
+            )
+            st.doc.refused.append((path, self.lineno, f"{why}; not read"))
+            return []
+        text = st.read(path, self.lineno) if st.read and path else None
         if text is None:
             st.doc.includes.append((path, self.lineno))
             return []
@@ -233,7 +251,9 @@ class _Include(_Generic):
             block["language"] = str(self.options.get("code") or "text")
             return [block]
         # The included reStructuredText is parsed in place, as docutils' own include does.
-        self.state_machine.insert_input(string2lines(text, convert_whitespace=True), path)
+        label = f"{path}#{st.included}"  # each insertion its own source: its own depth
+        st.depth[label] = depth
+        self.state_machine.insert_input(string2lines(text, convert_whitespace=True), label)
         return []
 
 
@@ -325,6 +345,7 @@ class _ParseState:
     highlight: str = "python"
     read: TextReader | None = None
     included: int = 0
+    depth: dict[str, int] = field(default_factory=dict)  # inserted source -> include depth
 
 
 def _state(d: Directive) -> _ParseState:

@@ -1,0 +1,129 @@
+"""The source registry: a path and a format name -> a batch, with one error and a hint for
+every way reading a source fails."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cogitave.errors import IngestError, InputError, SchemaError
+from cogitave.ingest import sources
+from cogitave.ingest.docs import DocsBatch
+from cogitave.ingest.records import Batch
+from cogitave.ingest.sources import FORMATS, READERS, SourceOptions, read_source
+from tests.ingest.test_markdown import write
+from tests.ingest.test_smart import CISI_LIKE
+
+CRANFIELD_LIKE = ".I 1\n.T\nflow past a plate\n.A\nsmith\n.W\nthe boundary layer.\n"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    write(tmp_path, "recs.jsonl", json.dumps({"uid": "a", "title": "alpha"}) + "\n")
+    write(tmp_path, "beir/corpus.jsonl", json.dumps({"_id": "d1", "text": "beta"}) + "\n")
+    write(tmp_path, "cran/cran.all.1400", CRANFIELD_LIKE)
+    write(tmp_path, "cisi/CISI.ALL", CISI_LIKE)
+    write(tmp_path, "docs/index.md", "# Home\n\nWelcome.\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("rel", "fmt", "uids"),
+    [
+        ("recs.jsonl", "auto", {"a"}),
+        ("recs.jsonl", "jsonl", {"a"}),
+        ("beir", "auto", {"d1"}),
+        ("beir", "beir", {"d1"}),
+        ("cran", "cranfield", {"1"}),
+        ("cran/cran.all.1400", "cranfield", {"1"}),
+        ("cisi", "smart", {"1", "2"}),
+        ("docs", "auto", {"index"}),
+        ("docs", "docs", {"index"}),
+        ("docs", "markdown", {"index"}),
+    ],
+)
+def test_every_format_reads_through_one_call(tree: Path, rel: str, fmt: str, uids: set) -> None:
+    batch = read_source(tree / rel, fmt)
+    assert {n.uid for n in batch.nodes} == uids
+    assert set(READERS) == set(FORMATS) - {"auto"}
+
+
+def test_a_schema_file_and_docs_options_reach_the_reader(tree: Path, tmp_path: Path) -> None:
+    schema = write(tmp_path, "schema.toml", "[dimensions.title]\ntype = 'semantic'\n")
+    batch = read_source(tree / "recs.jsonl", "jsonl", schema=schema)
+    assert batch.schema is not None and batch.schema.dimensions[0].name == "title"
+    docs = read_source(tree / "docs", base_url="https://x.dev")
+    assert isinstance(docs, DocsBatch) and docs.nodes[0].meta["url"] == "https://x.dev/"
+    bad = write(tmp_path, "bad.toml", "[dimensions.x]\ntype = 'nope'\n")
+    with pytest.raises(SchemaError):
+        read_source(tree / "recs.jsonl", schema=bad)
+
+
+def test_allow_outside_is_the_only_way_out_of_a_docs_tree(tmp_path: Path) -> None:
+    write(tmp_path, "shared/app.py", "app = 1\n")
+    docs = tmp_path / "site"
+    write(docs, "index.md", "# Home\n\n{* ../shared/app.py *}\n")
+    confined = read_source(docs)
+    assert isinstance(confined, DocsBatch) and confined.stats["refused_count"] == 1
+    assert f"--allow-outside {tmp_path / 'shared'}" in confined.report
+    allowed = read_source(docs, allow_outside=[tmp_path / "shared"])
+    assert isinstance(allowed, DocsBatch) and allowed.stats["refused_count"] == 0
+    assert any(n.kind == "source_file" for n in allowed.nodes)
+
+
+def test_a_missing_source_and_an_unknown_format(tmp_path: Path) -> None:
+    with pytest.raises(IngestError, match=r"source not found: .*gone \(to remove its nodes"):
+        read_source(tmp_path / "gone")
+    write(tmp_path, "a.jsonl", "{}\n")
+    with pytest.raises(InputError, match=r"unknown format 'xml'; use one of auto, jsonl"):
+        read_source(tmp_path / "a.jsonl", "xml")
+
+
+def test_a_folder_without_the_format_names_the_one_that_fits(tree: Path) -> None:
+    with pytest.raises(InputError, match=r"no corpus\.jsonl .* try --format docs"):
+        read_source(tree / "docs", "beir")
+    # the reader's own error, with the hint of what the folder holds
+    with pytest.raises(IngestError, match=r"no \.jsonl files in folder .*; try --format cranfield"):
+        read_source(tree / "cran", "jsonl")
+    with pytest.raises(InputError, match=r"no documents for --format docs .* try --format smart"):
+        read_source(tree / "cisi", "docs")
+
+
+def test_no_documents_is_an_error(tmp_path: Path) -> None:
+    write(tmp_path, "empty.jsonl", "\n")
+    with pytest.raises(InputError, match=r"no jsonl documents in .*empty\.jsonl$"):
+        read_source(tmp_path / "empty.jsonl")
+    write(tmp_path, "mixed/a.md", "# A\n")
+    write(tmp_path, "mixed/empty.jsonl", "\n")
+    with pytest.raises(InputError, match=r"no jsonl documents .*: try --format docs"):
+        read_source(tmp_path / "mixed", "jsonl")
+
+
+def test_bad_records_keep_the_readers_words(tmp_path: Path) -> None:
+    write(tmp_path, "bad.jsonl", '{"uid": "a"\n')
+    batch = read_source(tmp_path / "bad.jsonl")
+    assert batch.problems and not batch.nodes  # refused later by raise_if_bad, no hint
+
+
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        (PermissionError(13, "Permission denied", "/t/page.md"), "cannot read /t/page.md: per"),
+        (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), "cannot read "),
+        (IsADirectoryError(21, "Is a directory"), "cannot read "),
+    ],
+)
+def test_read_failures_are_one_input_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, error: Exception, message: str
+) -> None:
+    def failing(path: Path, options: SourceOptions) -> Batch:
+        raise error
+
+    monkeypatch.setitem(sources.READERS, "jsonl", failing)
+    write(tmp_path, "a.jsonl", "{}\n")
+    with pytest.raises(InputError) as err:
+        read_source(tmp_path / "a.jsonl")
+    assert type(err.value) is InputError and err.value.message.startswith(message)
+    assert "\n" not in err.value.message
