@@ -61,7 +61,8 @@ from cogitave.expand.embed import (
     get_encoder,
     register_encoder,
 )
-from cogitave.query import engine as engine_mod
+from cogitave.query import encoder as encoder_mod
+from cogitave.query.encoder import query_encoder
 from cogitave.query.types import SearchRequest
 from cogitave.schema import WHOLE
 from cogitave.store.lexical import ALL_FIELD
@@ -301,7 +302,7 @@ def _commit() -> str:
 
 def fresh_query_cache() -> None:
     """Drop the process-wide query-embedding cache (the measured queries must miss it)."""
-    for enc in engine_mod._QUERY_ENCODERS.values():
+    for enc in encoder_mod._QUERY_ENCODERS.values():
         with enc._lock:
             enc._rows.clear()
 
@@ -340,7 +341,7 @@ def measure(
         col.search(SearchRequest(query=q))
         encoder.encode([q])
         lex.search(lex.query(ALL_FIELD, analysis.stems(q) or ["x"]), 100)
-    qenc = engine_mod.query_encoder(snap.encoder_name or DEFAULT_ENCODER)
+    qenc = query_encoder(snap.encoder_name or DEFAULT_ENCODER)
     rec = _Recorder(qenc.encoder)
     qenc.encoder = rec
     fresh_query_cache()

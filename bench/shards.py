@@ -48,7 +48,7 @@ from cogitave.distributed.view import ShardedView
 from cogitave.eval.metrics import evaluate
 from cogitave.expand.embed import DEFAULT_ENCODER
 from cogitave.ingest.beir import BEIR_SCHEMA, read_beir, read_qrels, read_queries
-from cogitave.query.engine import query_encoder
+from cogitave.query.encoder import query_encoder
 from cogitave.query.types import SearchRequest
 from cogitave.schema import WHOLE
 
@@ -64,7 +64,7 @@ class StoredVectors:
 
     def __init__(self, path: Path) -> None:
         from cogitave.expand.embed import OnnxMiniLMEncoder
-        from cogitave.publish import embed_texts
+        from cogitave.texts import embed_texts
 
         self.real = OnnxMiniLMEncoder()
         self.dim = self.real.dim

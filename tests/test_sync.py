@@ -16,11 +16,11 @@ from cogitave import Collection, Node
 from cogitave.expand.embed import register_encoder
 from cogitave.ingest.docs import read_docs as read_markdown
 from cogitave.ingest.jsonl import read_jsonl
-from cogitave.publish import embed_texts
 from cogitave.store.roots import referenced_objects
 from cogitave.store.textvecs import MAX_SEGMENTS
 from cogitave.store.verify import verify_collection
 from cogitave.sync import SourceUpdate, node_hash, plan
+from cogitave.texts import embed_texts
 from tests.conftest import SCHEMA, make_nodes
 
 

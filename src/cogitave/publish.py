@@ -30,9 +30,8 @@ from cogitave.config import Settings
 from cogitave.errors import CorruptionError, EncoderError, SchemaError
 from cogitave.expand.embed import Encoder, load_encoder
 from cogitave.expand.stats import CorpusStats, StatsBuilder
-from cogitave.ingest.records import check_against
 from cogitave.nodes import Node
-from cogitave.schema import WHOLE, Schema
+from cogitave.schema import Schema
 from cogitave.store.graph import publish_graph
 from cogitave.store.lexical import LexicalWriter
 from cogitave.store.manifest import Manifest
@@ -42,6 +41,7 @@ from cogitave.store.terms import backfill_terms
 from cogitave.store.textvecs import TextVectors
 from cogitave.store.vectors import write_vectors
 from cogitave.sync import SourceUpdate, forget, node_hash, plan, read_sources, rehash, write_sources
+from cogitave.texts import check_node, embed_texts, vector_dims
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: called as long stages advance."""
@@ -193,7 +193,7 @@ def _write(
     schema = Schema.from_dict(base.schema)
     for n in adds:
         try:
-            check_against(n, schema)
+            check_node(n, schema)
         except ValueError as e:
             raise SchemaError(f"node {n.uid!r}: {e}") from e
     table = NodeTable(store, base.segments, base.next_nid)
@@ -332,35 +332,3 @@ def _embed(
     return write_vectors(
         store, base.vectors, texts, rows, alive, compact=compact, progress=progress
     )
-
-
-def vector_dims(schema: Schema) -> list[str]:
-    """Dimensions with stored vectors: each semantic facet, and the node's text unit."""
-    return [d for d in schema.semantic if schema[d].facet] + [WHOLE]
-
-
-def whole_text(node: Node, schema: Schema) -> str:
-    """What the ``_all`` vector embeds: all the node's semantic text, shortest first, as the
-    BM25 ``all`` field indexes it (facets included: measured on the Debian packages facet set,
-    a fields-only ``_all`` hid "python" and "gtk" from the dense anchor, 0.451 vs 0.561).
-
-    Shortest first because the encoder reads 256 tokens: a title, a description or keywords
-    must not be cut off behind a long body. A stored schema lists its dimensions by name, so
-    "body" or "text" came before "title", and on SciFact (71% of abstracts past 256 tokens)
-    the title was dropped from 81% of the vectors: dense nDCG@10 0.6520 against 0.6605 with the
-    title first, on the same encoder."""
-    texts = [t for d in schema.semantic if (t := node.text(d).strip())]
-    texts.sort(key=len)  # stable: equal lengths keep the schema's order
-    return "\n".join(texts)
-
-
-def embed_texts(node: Node, schema: Schema) -> dict[str, str]:
-    """What one node sends to the encoder, by vector dimension: its whole text once (one
-    full-length pass), and each semantic facet's own (short) text. Fields get no vector of
-    their own: they are searched together, through the text unit (Cranfield planned nDCG@10
-    0.4096 -> 0.4132 with fields and no per-field vectors; the encoder is ~99% of build
-    time)."""
-    out = {d: t for d in schema.semantic if schema[d].facet and (t := node.text(d).strip())}
-    if whole := whole_text(node, schema):
-        out[WHOLE] = whole
-    return out

@@ -36,10 +36,11 @@ from cogitave.errors import ConflictError, InputError
 from cogitave.expand import embed as embed_mod
 from cogitave.expand.embed import DEFAULT_BATCH_SIZE, Encoder, load_encoder
 from cogitave.nodes import Node
-from cogitave.publish import embed_texts, empty_manifest, publish
+from cogitave.publish import empty_manifest, publish
 from cogitave.schema import Schema
 from cogitave.store.graph import publish_graph
 from cogitave.store.roots import RootStore
+from cogitave.texts import embed_texts
 
 Progress = Callable[[str, int, int], None]
 
@@ -53,7 +54,7 @@ class _EncoderSpec:
 
 
 def texts_to_embed(nodes: Sequence[Node], schema: Schema) -> list[str]:
-    """The distinct texts a publish of ``nodes`` embeds (:func:`cogitave.publish.embed_texts`:
+    """The distinct texts a publish of ``nodes`` embeds (:func:`cogitave.texts.embed_texts`:
     the whole text once, each semantic facet's own)."""
     out: dict[str, None] = {}
     for n in nodes:

@@ -25,14 +25,14 @@ into batches of equal token length, so padding stays near zero. Padding never ch
 a text's vector is bit-identical alone and inside any batch (tested).
 
 ``get_encoder(name)`` is the one entry point: a registry with one cached instance per name.
-``CachedQueryEncoder`` puts an LRU cache in front of an encoder for repeated query strings.
+The query side keeps a cache in front of an encoder (:mod:`cogitave.query.encoder`).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import metadata
@@ -61,7 +61,6 @@ MAX_SEQ_LENGTH = 256
 #: but one thread per call makes an idle box's single query slower (4.2 against 3.4 ms, see
 #: bench/RESULTS.md), so the default stays one call on all threads (``workers=1``).
 DEFAULT_BATCH_SIZE = 8
-QUERY_CACHE_SIZE = 4096
 ST_PREFIX = "sentence-transformers:"
 ST_EXTRA = "cogitave-query[st]"
 
@@ -92,7 +91,7 @@ class Encoder(Protocol):
     ) -> np.ndarray: ...
 
 
-def _check_texts(texts: Sequence[str]) -> list[str]:
+def check_texts(texts: Sequence[str]) -> list[str]:
     # A bare str is a Sequence[str] too; encoding it character by character is never meant.
     if isinstance(texts, str):
         raise TypeError("encode() takes a sequence of strings, not a single str")
@@ -211,7 +210,7 @@ class OnnxMiniLMEncoder:
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """Encode texts (truncated at 256 tokens) to float32 (n, 384) unit rows, in order."""
-        items = _check_texts(texts)
+        items = check_texts(texts)
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
         out = np.empty((len(items), self.dim), dtype=np.float32)
@@ -311,7 +310,7 @@ class SentenceTransformerEncoder:
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """Encode through SentenceTransformer.encode, one batch at a time for progress."""
-        items = _check_texts(texts)
+        items = check_texts(texts)
         out = np.zeros((len(items), self.dim), dtype=np.float32)
         for start in range(0, len(items), batch_size):
             chunk = items[start : start + batch_size]
@@ -356,63 +355,6 @@ def get_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
         encoder = factory()
         _INSTANCES[key] = encoder
         return encoder
-
-
-class CachedQueryEncoder:
-    """LRU cache of query rows in front of an encoder; misses go out in one batched call."""
-
-    def __init__(self, encoder: Encoder, maxsize: int = QUERY_CACHE_SIZE) -> None:
-        self.encoder = encoder
-        self.name = encoder.name
-        self.dim = encoder.dim
-        self.maxsize = maxsize
-        self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """float32 (n, dim) rows for queries, encoding every uncached distinct text at once."""
-        items = _check_texts(texts)
-        if not items:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
-            for text in items:
-                row = self._rows.get(text)
-                if row is not None:
-                    self._rows.move_to_end(text)
-                    found[text] = row
-        misses = list(dict.fromkeys(t for t in items if t not in found))
-        if misses:
-            # Encoded outside the lock: a slow batch must not block cache hits elsewhere.
-            rows = self.encoder.encode(misses)
-            with self._lock:
-                for text, row in zip(misses, rows, strict=True):
-                    row = row.copy()
-                    row.flags.writeable = False
-                    found[text] = row
-                    self._rows[text] = row
-                    self._rows.move_to_end(text)
-                while len(self._rows) > self.maxsize:
-                    self._rows.popitem(last=False)
-        return np.stack([found[t] for t in items]).astype(np.float32, copy=False)
-
-    def encode(
-        self,
-        texts: Sequence[str],
-        *,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        progress: Callable[[int], None] | None = None,
-    ) -> np.ndarray:
-        """The Encoder protocol over the cache (batch_size is ignored: misses go at once)."""
-        out = self.encode_queries(texts)
-        if progress is not None and len(out):
-            progress(len(out))
-        return out
-
-    def cache_info(self) -> tuple[int, int]:
-        """(entries, maxsize)."""
-        with self._lock:
-            return len(self._rows), self.maxsize
 
 
 def load_encoder(name: str) -> Encoder:

@@ -36,6 +36,7 @@ import numpy as np
 from cogitave.expand import analysis
 from cogitave.nodes import Node
 from cogitave.schema import WHOLE, Schema
+from cogitave.texts import dim_texts
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -151,24 +152,6 @@ def _encode_strings(items: list[str]) -> np.ndarray:
 def _decode_strings(arr: np.ndarray) -> list[str]:
     text = arr.tobytes().decode()
     return text.split("\n") if text else []
-
-
-def dim_texts(node: Node, schema: Schema) -> dict[str, str]:
-    """The text each dimension indexes for a node: semantic text, or exact values plus tails."""
-    out: dict[str, str] = {}
-    for d in schema.dimensions:
-        if d.name == "kind":
-            values: tuple = (node.kind,)
-        else:
-            v = node.dims.get(d.name)
-            if v is None or v == "" or v == ():
-                continue
-            values = v if isinstance(v, tuple) else (v,)
-        if d.type == "semantic":
-            out[d.name] = node.text(d.name)
-        else:
-            out[d.name] = " ".join([*(str(x) for x in values), *d.tail_words(values)])
-    return out
 
 
 class StatsBuilder:

@@ -125,19 +125,6 @@ def infer_schema(nodes: Iterable[Node], declared: Schema | None) -> Schema:
     return Schema(tuple(dims.values()))
 
 
-def check_against(node: Node, schema: Schema) -> None:
-    """Raise ValueError when a node's values do not fit the schema."""
-    for key, v in node.dims.items():
-        d = schema.get(key)
-        if d is None:
-            raise ValueError(
-                f"dimension {key!r} is not in the collection's schema ({', '.join(schema.names)})"
-            )
-        items = v if isinstance(v, tuple) else (v,)
-        if d.type == "semantic" and not all(isinstance(x, str) for x in items):
-            raise ValueError(f"dimension {key!r} is semantic: its value must be text")
-
-
 def collect(records: Iterable[tuple[str, int, Any]], declared: Schema | None = None) -> Batch:
     """Validate records into a batch; duplicate uids within a batch are problems too."""
     batch = Batch()

@@ -22,27 +22,17 @@ import numpy as np
 
 from cogitave.config import Settings
 from cogitave.errors import QueryError
-from cogitave.expand.embed import CachedQueryEncoder, load_encoder
 from cogitave.expand.lexicon import lexicon_from_config
 from cogitave.nodes import strip_host
 from cogitave.query import stages
 from cogitave.query.context import QueryContext
+from cogitave.query.encoder import query_encoder
 from cogitave.query.lens import ms_since
 from cogitave.query.ranked import Ranked, StageRecord
 from cogitave.query.rewrite import rewrite
 from cogitave.query.types import SearchRequest, SearchResponse
 from cogitave.schema import WHOLE
 from cogitave.store.port import ReadPort, Where
-
-_QUERY_ENCODERS: dict[str, CachedQueryEncoder] = {}
-
-
-def query_encoder(name: str) -> CachedQueryEncoder:
-    """The process-wide cached query encoder for an encoder name."""
-    enc = _QUERY_ENCODERS.get(name)
-    if enc is None:
-        enc = _QUERY_ENCODERS.setdefault(name, CachedQueryEncoder(load_encoder(name)))
-    return enc
 
 
 class Engine:

@@ -32,10 +32,10 @@ import tantivy
 
 from cogitave.errors import CorruptionError
 from cogitave.expand import analysis
-from cogitave.expand.stats import dim_texts
 from cogitave.nodes import Node
 from cogitave.schema import Schema
 from cogitave.store.roots import RootStore
+from cogitave.texts import dim_texts
 
 _SKIP = (".tantivy-meta.lock", ".tantivy-writer.lock", ".managed.json")
 WRITER_HEAP = 128_000_000

@@ -37,11 +37,11 @@ import numpy as np
 
 from cogitave.errors import CorruptionError
 from cogitave.expand import analysis
-from cogitave.expand.stats import dim_texts
 from cogitave.nodes import Node
 from cogitave.schema import Schema
 from cogitave.store.arrays import load_npy, npy_bytes
 from cogitave.store.roots import RootStore
+from cogitave.texts import dim_texts
 
 _SHIFT = np.uint64(32)
 MAX_NID = 1 << 32  # nids must fit the high half of a key

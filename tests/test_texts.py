@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from cogitave import Node
-from cogitave.publish import embed_texts, vector_dims, whole_text
 from cogitave.schema import WHOLE, Dimension, Schema
+from cogitave.texts import embed_texts, vector_dims, whole_text
 
 FIELDS = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
 FIELDS_BY_NAME = Schema((Dimension("text", "semantic"), Dimension("title", "semantic")))
