@@ -1,10 +1,12 @@
-"""The write path's choice of texts: one pass over the node's text, one text per facet."""
+"""A node's texts: one pass over the node's text, one text per facet; the schema check."""
 
 from __future__ import annotations
 
+import pytest
+
 from cogitave import Node
 from cogitave.schema import WHOLE, Dimension, Schema
-from cogitave.texts import embed_texts, vector_dims, whole_text
+from cogitave.texts import check_node, embed_texts, vector_dims, whole_text
 
 FIELDS = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
 FIELDS_BY_NAME = Schema((Dimension("text", "semantic"), Dimension("title", "semantic")))
@@ -49,3 +51,11 @@ def test_short_texts_come_first_so_truncation_never_drops_a_title():
 def test_empty_texts_are_not_sent():
     node = Node("a", dims={"colour": "  "})
     assert embed_texts(node, MIXED) == {}
+
+
+def test_a_node_is_checked_against_the_schema():
+    check_node(Node("a", dims={"title": "ok", "colour": "red"}), MIXED)
+    with pytest.raises(ValueError, match="'weight' is not in the collection's schema"):
+        check_node(Node("a", dims={"weight": 3}), MIXED)
+    with pytest.raises(ValueError, match="'title' is semantic"):
+        check_node(Node("a", dims={"title": 3}), MIXED)
