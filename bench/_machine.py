@@ -55,6 +55,7 @@ SECTIONS = (
     "shards",
     "concurrency",
     "load",
+    "filters",
 )
 
 #: A line starting with this inside a section points at a history file; it belongs to today's
