@@ -25,6 +25,7 @@ Per filter and mode (dense, hybrid, planned; the same queries, one at a time):
   run, back to back), and their ratio.
 """
 
+# ruff: noqa: I001  (cogitave is imported before numpy on purpose)
 from __future__ import annotations
 
 import argparse
@@ -128,7 +129,7 @@ def run(col: Collection, queries: list[str], limit: int) -> list[dict[str, Any]]
             for q in queries:
                 base = {"query": q, "limit": limit, "mode": mode}
                 query_encoder(snap.encoder_name or "").encode_queries([q])  # both legs hot
-                t_u, unf = timed(col, SearchRequest(**base))
+                t_u, _ = timed(col, SearchRequest(**base))
                 t_f, res = timed(col, SearchRequest(**base, **f.request))
                 ms_u.append(t_u)
                 ms_f.append(t_f)
