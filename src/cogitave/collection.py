@@ -27,7 +27,7 @@ from cogitave.expand.embed import DEFAULT_ENCODER, load_encoder
 from cogitave.nodes import Node
 from cogitave.publish import Progress, Published, configure, empty_manifest, publish
 from cogitave.publish import sync as sync_source
-from cogitave.query.types import SearchResponse
+from cogitave.query.types import SearchRequest, SearchResponse
 from cogitave.reader import Reader
 from cogitave.schema import Schema
 from cogitave.store.roots import DEFAULT_RETENTION, RootInfo, RootStore
@@ -69,6 +69,11 @@ class _Snapshots:
 
     def at(self, root: str) -> Snapshot:
         return self.get(root)
+
+    def scope(self, request: SearchRequest) -> Snapshot:
+        if request.libraries:
+            check_library(request.libraries, library_name(self.store, self.snapshot))
+        return self.at(request.root) if request.root else self.snapshot
 
     def roots(self) -> list[RootInfo]:
         return self.store.list_roots()
@@ -307,3 +312,28 @@ class Collection(Reader):
         if self._follower is not None:
             self._follower.join()
         self._follower = None
+
+
+def library_name(store: RootStore, snapshot: Snapshot) -> str:
+    """The one library a collection of no libraries holds: named from its source (the folder
+    it was indexed from), else from the collection's folder."""
+    sources = sorted(snapshot.manifest.sources)
+    if sources:
+        p = Path(sources[0])
+        return (
+            p.parent.name if p.suffix in (".yml", ".yaml", ".toml", ".py") else p.name
+        ) or p.name
+    return store.path.resolve().name
+
+
+def check_library(asked: Sequence[str], held: str) -> None:
+    """A collection of one library answers only for that one (any version)."""
+    from cogitave.libraries.names import library_key, split_ref
+
+    for ref in asked:
+        name, _ = split_ref(ref)
+        if library_key(name) != library_key(held):
+            raise NotFoundError(
+                f"no library {name!r} in this collection; it holds one library: {held}",
+                details={"libraries": [held]},
+            )

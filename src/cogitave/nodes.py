@@ -95,3 +95,19 @@ def meta_str(node: Node, key: str) -> str:
     """A string of the node's ``meta`` ('' when absent or not a string)."""
     value = node.meta.get(key) if isinstance(node.meta, Mapping) else None
     return value if isinstance(value, str) else ""
+
+
+_NAMESPACE = re.compile(r"^([a-z0-9][a-z0-9-]*@[^:/#\s]+):")
+
+
+def uid_namespace(uid: str) -> str | None:
+    """The library version a uid belongs to in a collection of libraries (``fastapi@0.115.0``
+    of ``fastapi@0.115.0:tutorial/query``), or None."""
+    m = _NAMESPACE.match(uid)
+    return m.group(1) if m else None
+
+
+def local_uid(uid: str) -> str:
+    """A uid without its library namespace: the page path its source gave it."""
+    m = _NAMESPACE.match(uid)
+    return uid[m.end() :] if m else uid

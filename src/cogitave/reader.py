@@ -41,6 +41,10 @@ class Ports(Protocol):
         """The port of a retained root (``NotFoundError`` when there is none)."""
         ...
 
+    def scope(self, request: SearchRequest) -> ReadPort:
+        """The port a search reads: its ``root``, its ``libraries``, else the current one."""
+        ...
+
     def roots(self) -> list[RootInfo]:
         """The roots this reader can read, newest first."""
         ...
@@ -119,7 +123,7 @@ class Reader:
     def search(self, request: SearchRequest | str, **kw: Any) -> SearchResponse:
         """Run a search (a string is shorthand for ``SearchRequest(query=...)``)."""
         req = request if isinstance(request, SearchRequest) else SearchRequest(query=request, **kw)
-        return self._ports.finish(self.engine(req.root).search(req))
+        return self._ports.finish(Engine(self._ports.scope(req)).search(req))
 
     def get(self, uid: str, *, root: str | None = None) -> Node:
         """A live node by uid (the content API), from ``root`` (a retained root id, e.g. the

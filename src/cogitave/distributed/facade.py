@@ -14,7 +14,7 @@ from typing import Any
 from cogitave.distributed import open_view
 from cogitave.distributed.view import ShardedView
 from cogitave.errors import NotFoundError
-from cogitave.query.types import SearchResponse
+from cogitave.query.types import SearchRequest, SearchResponse
 from cogitave.reader import Reader
 from cogitave.store.roots import RootInfo
 
@@ -32,6 +32,11 @@ class _ViewPorts:
         if root != self.view.root:
             raise NotFoundError(f"root {root[:12]} is not this sharded view")
         return self.view
+
+    def scope(self, request: SearchRequest) -> ShardedView:
+        if request.libraries:
+            raise NotFoundError("a sharded collection holds no libraries to choose from")
+        return self.at(request.root) if request.root else self.view
 
     def roots(self) -> list[RootInfo]:
         """The view as one entry."""

@@ -79,9 +79,10 @@ class ShardClient(Protocol):
 class LocalShard:
     """A shard served in this process (no Ray): calls run when their result is asked for."""
 
-    def __init__(self, server: Any, label: str) -> None:
+    def __init__(self, server: Any, label: str, index: int | None = None) -> None:
         self.server = server
-        self.index = server.index
+        self.index = server.index if index is None else index
+        """The shard's place in the view (a server may serve in several views)."""
         self.label = label
 
     def submit(self, method: str, *args: Any) -> Any:
@@ -103,9 +104,13 @@ class ShardedView:
         *,
         allow_partial: bool = False,
         threads: int = 0,
+        route: Callable[[str], int | None] | None = None,
     ) -> None:
         self.manifest = manifest
         self.clients = list(clients)
+        n = len(self.clients)
+        self._route = route or (lambda uid: shard_of(uid, n))
+        """uid -> the shard that holds it (default: the uid's hash, as a sharded build puts it)."""
         self.allow_partial = allow_partial
         self._graph_store = graph_store
         self._missing: set[int] = set()
@@ -379,7 +384,9 @@ class ShardedView:
             raise NotFoundError(f"no live node with id {id}") from None
 
     def id_of(self, uid: str) -> int | None:
-        shard = shard_of(uid, len(self.clients))
+        shard = self._route(uid)
+        if shard is None:
+            return None
         nid = self._nid_of.get(shard, {}).get(uid)
         return None if nid is None else (nid << SHARD_BITS) | shard
 

@@ -18,6 +18,7 @@ from cogitave.graph.related import DEFAULT_TIMEOUT_MS, _deadline
 from cogitave.graph.traverse import (
     traverse,
 )
+from cogitave.nodes import local_uid
 from cogitave.store.graph import GraphSegment
 
 PATH_EXTENSIONS = (".md", ".mdx", ".markdown", ".html", ".htm", ".rst", ".txt", ".ipynb")
@@ -89,12 +90,14 @@ class _XrefIndex:
         self.by_uid_fold: dict[str, list[int]] = {}
         self.keys: list[tuple[str, ...]] = []
         for i, (uid, title) in enumerate(zip(graph.uids(), graph.titles(), strict=True)):
-            key = path_key(uid, keep_anchor=True)
+            key = path_key(local_uid(uid), keep_anchor=True)  # a page path in any version
             self.keys.append(key)
             self.by_path.setdefault(key, []).append(i)
             if key:
                 self.by_last.setdefault(key[-1], []).append(i)
             self.by_uid_fold.setdefault(uid.casefold(), []).append(i)
+            if (local := local_uid(uid)) != uid:  # the same page in every version held
+                self.by_uid_fold.setdefault(local.casefold(), []).append(i)
             if title:
                 self.by_title.setdefault(title.strip().casefold(), []).append(i)
                 sym = _symbol_key(title)

@@ -19,6 +19,7 @@ WORDS = re.compile(r"\w+")
 MAX_LIMIT = 1000
 MAX_OFFSET = 10_000
 MAX_PREFIX_CHARS = 1024
+MAX_LIBRARIES = 50
 
 
 def valid_text(s: str) -> bool:
@@ -46,6 +47,9 @@ class SearchRequest:
     ``path_prefix`` keeps nodes whose path, URL path or uid starts with it; ``include_kinds``
     lets hidden kinds (navigation groups, source files) compete; ``demote=False`` turns off
     the demotion of release notes and of the ``[docs] demote`` globs.
+
+    ``libraries`` (``name`` or ``name@version``) limits a collection of libraries to those
+    (None: each library at its default version, see :mod:`cogitave.libraries.collection`).
     """
 
     query: str
@@ -61,6 +65,7 @@ class SearchRequest:
     path_prefix: str | None = None
     include_kinds: tuple[str, ...] | None = None
     demote: bool = True
+    libraries: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.query, str):
@@ -129,6 +134,18 @@ class SearchRequest:
             raise QueryError(
                 f"path_prefix must be a string of at most {MAX_PREFIX_CHARS} characters"
             )
+        if self.libraries is not None:
+            libs = self.libraries
+            if (
+                not isinstance(libs, list | tuple)
+                or not libs
+                or len(libs) > MAX_LIBRARIES
+                or not all(isinstance(x, str) and x.strip() and valid_text(x) for x in libs)
+            ):
+                raise QueryError(
+                    f"libraries must be a list of 1-{MAX_LIBRARIES} names (NAME or NAME@VERSION)"
+                )
+            object.__setattr__(self, "libraries", tuple(x.strip() for x in libs))
         if self.include_kinds is not None:
             kinds = self.include_kinds
             if not isinstance(kinds, list | tuple) or not all(
@@ -152,7 +169,7 @@ class SearchRequest:
         if "query" not in data:
             raise QueryError("'query' is required")
         kw = dict(data)
-        for name in ("dimensions", "include_kinds"):
+        for name in ("dimensions", "include_kinds", "libraries"):
             if isinstance(kw.get(name), list):
                 kw[name] = tuple(kw[name])
         for b in ("backfill", "explain"):

@@ -1,0 +1,479 @@
+"""A collection of libraries: a :class:`~cogitave.reader.Reader` over one ordinary collection
+per library version (:mod:`cogitave.libraries.layout`), and the writes that add, sync and
+delete library versions.
+
+Reading. A search names libraries (``fastapi``, ``fastapi@0.115.0``) or none:
+
+- one library version: the search reads that version's own collection, so it scores exactly
+  what a collection of that library alone would (its statistics, its vocabulary);
+- several, or none: the search reads a view over those versions' collections (the sharded
+  view, :class:`~cogitave.distributed.view.ShardedView`: global BM25 statistics, one
+  ranking), each library at its default version: the one a project pins
+  (:meth:`LibraryCollection.pin`), else the newest held.
+
+Every node of a library version carries its ``library`` and ``version`` (in ``meta``) and a uid
+in that version's namespace (``fastapi@0.115.0:tutorial/query``), so hits name the version
+they came from and the same page of two versions are two nodes. The graph of every version
+together (with ``supersededBy`` from each page to the same page of the next version held)
+answers the graph tools.
+
+Writing. :meth:`LibraryCollection.sync_library` syncs one library version's nodes into its own
+collection, updates the graph of every version, and publishes a new ``LIBRARIES.json`` in one
+rename; :meth:`LibraryCollection.delete_library` removes versions. One writer at a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from cogitave.collection import Collection
+from cogitave.config import Settings
+from cogitave.distributed.shard import ShardServer
+from cogitave.distributed.view import LocalShard, ShardedView
+from cogitave.errors import ConflictError, InputError, NotFoundError
+from cogitave.expand.embed import DEFAULT_ENCODER
+from cogitave.libraries import layout
+from cogitave.libraries.layout import LibrariesManifest, LibraryEntry
+from cogitave.libraries.names import library_key, resolve, split_ref
+from cogitave.nodes import Edge, Node, local_uid, uid_namespace
+from cogitave.publish import Progress, Published
+from cogitave.query.types import SearchRequest, SearchResponse
+from cogitave.reader import Reader
+from cogitave.schema import Schema
+from cogitave.store.graph import publish_graph
+from cogitave.store.port import ReadPort
+from cogitave.store.roots import RootInfo, RootStore
+from cogitave.store.snapshot import Snapshot
+
+VIEWS_KEPT = 8
+"""Views over library subsets kept open (a view gathers every uid of its libraries once)."""
+UNVERSIONED = ("latest", "main", "master", "next", "dev", "current")
+
+
+@dataclass(frozen=True)
+class Pin:
+    """The version a project uses of a library, and how it was chosen."""
+
+    version: str
+    match: str = "exact"
+    """exact | nearest | range | latest: anything but exact is said on every hit."""
+    wanted: str | None = None
+
+
+def version_order(version: str) -> tuple[int, Any]:
+    """A sort key: unversioned labels ("latest", "main") newest, then versions by value, then
+    other labels by name."""
+    if version.casefold() in UNVERSIONED:
+        return (2, version)
+    try:
+        return (1, Version(version.lstrip("vV").replace(".x", ".0")))
+    except InvalidVersion:
+        return (0, version)
+
+
+def namespaced(node: Node, ref: str, name: str, version: str) -> Node:
+    """A node of library version ``ref`` in its namespace: uid and edge ends prefixed, the
+    library and version in ``meta``."""
+    prefix = ref + ":"
+    return replace(
+        node,
+        uid=prefix + node.uid,
+        edges=tuple(Edge(e.label, prefix + e.dst) for e in node.edges),
+        meta={**node.meta, "library": name, "version": version},
+    )
+
+
+class _LibraryPorts:
+    """A collection of libraries' read ports: a library version's own snapshot, or a view
+    over several (see the module doc)."""
+
+    def __init__(self, owner: LibraryCollection) -> None:
+        self.owner = owner
+
+    def current(self) -> ReadPort:
+        return self.owner.port_of(self.owner.manifest.libraries)
+
+    def at(self, root: str) -> ReadPort:
+        for e in self.owner.manifest.libraries:
+            if e.root == root:
+                return self.owner.port_of([e])
+        view = self.current()
+        if view.root == root:
+            return view
+        raise NotFoundError(f"root {root[:12]} is not a root this collection reads")
+
+    def scope(self, request: SearchRequest) -> ReadPort:
+        if request.root:
+            return self.at(request.root)
+        return self.owner.port_of(self.owner.select(request.libraries))
+
+    def roots(self) -> list[RootInfo]:
+        return [
+            RootInfo(e.root, None, e.indexed_at, e.nodes, 0, 1, head=True)
+            for e in self.owner.manifest.libraries
+        ]
+
+    def finish(self, response: SearchResponse) -> SearchResponse:
+        return response
+
+
+class LibraryCollection(Reader):
+    """The docs of many libraries, each at one or more versions, in one directory."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.manifest = layout.read_manifest(self.path)
+        self._sig = self._manifest_stat()
+        self._lock = threading.RLock()
+        self._snaps: dict[tuple[str, str], Snapshot] = {}
+        self._servers: dict[tuple[str, str], ShardServer] = {}
+        self._views: dict[tuple[str, ...], ShardedView] = {}
+        self.pins: dict[str, Pin] = {}
+        """Library key -> the version a project uses (:meth:`pin`)."""
+        self._follower: threading.Thread | None = None
+        self._stop = threading.Event()
+        super().__init__(_LibraryPorts(self))
+
+    # -- lifecycle --------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | Path) -> LibraryCollection:
+        return cls(path)
+
+    @classmethod
+    def create(
+        cls, path: str | Path, *, encoder: str | None = DEFAULT_ENCODER
+    ) -> LibraryCollection:
+        """An empty collection of libraries at ``path`` (a new or empty folder); ``encoder``
+        embeds every library's docs (None: BM25 only)."""
+        p = Path(path)
+        if layout.is_library_collection(p) or RootStore(p).exists():
+            raise ConflictError(f"a collection already exists at {p}")
+        if p.is_dir() and any(p.iterdir()):
+            raise InputError(f"{p} is a folder that holds other files, not a collection")
+        p.mkdir(parents=True, exist_ok=True)
+        with layout.writer_lock(p):
+            layout.write_manifest(p, LibrariesManifest(encoder=encoder))
+        return cls(p)
+
+    def _manifest_stat(self) -> tuple[int, int] | None:
+        try:
+            st = (self.path / layout.MANIFEST).stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns)
+
+    def refresh(self) -> bool:
+        """Read ``LIBRARIES.json`` again if another writer replaced it."""
+        sig = self._manifest_stat()
+        if sig == self._sig:
+            return False
+        manifest = layout.read_manifest(self.path)
+        with self._lock:
+            self.manifest, self._sig = manifest, sig
+        return True
+
+    def follow(self, interval: float = 0.25) -> None:
+        """Follow what writers publish, from a background thread (servers call this once)."""
+        if self._follower is not None:
+            return
+
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    self.refresh()
+                except Exception:  # a manifest mid-replace: look again
+                    self._sig = None
+
+        self._follower = threading.Thread(target=loop, name="cogitave-follow", daemon=True)
+        self._follower.start()
+
+    def unfollow(self) -> None:
+        self._stop.set()
+        if self._follower is not None:
+            self._follower.join()
+        self._follower = None
+
+    # -- which versions a read covers -------------------------------------------------------
+    def pin(self, key: str, pin: Pin | None) -> None:
+        """Read library ``key`` at ``pin`` by default (None: the newest held)."""
+        if pin is None:
+            self.pins.pop(library_key(key), None)
+        else:
+            self.pins[library_key(key)] = pin
+
+    def library_keys(self) -> list[str]:
+        return list(dict.fromkeys(e.key for e in self.manifest.libraries))
+
+    def default_version(self, key: str) -> LibraryEntry:
+        """The version of ``key`` a read without a version covers: the pinned one, else the
+        newest held."""
+        held = self.manifest.versions(key)
+        if not held:
+            raise self.unknown(key)
+        pin = self.pins.get(key)
+        if pin is not None:
+            chosen = next((e for e in held if e.version == pin.version), None)
+            if chosen is not None:
+                return chosen
+        return max(held, key=lambda e: version_order(e.version))
+
+    def select(self, refs: Sequence[str] | None) -> list[LibraryEntry]:
+        """The library versions ``refs`` name (``name`` or ``name@version``; a name alone is
+        its default version); None: every library at its default version (with pins, the
+        pinned libraries only)."""
+        if not refs:
+            keys = list(self.pins) or self.library_keys()
+            if not keys:
+                raise NotFoundError(f"{self.path} holds no library yet: index one first")
+            return [self.default_version(k) for k in keys]
+        out: list[LibraryEntry] = []
+        for ref in refs:
+            name, version = split_ref(ref)
+            key = self.resolve_key(name)
+            if version is None:
+                entry = self.default_version(key)
+            else:
+                entry = self.manifest.find(f"{key}@{version}")
+                if entry is None:
+                    held = ", ".join(e.version for e in self.manifest.versions(key))
+                    raise NotFoundError(
+                        f"{name} has no version {version!r} here; versions held: {held}",
+                        details={"versions": [e.version for e in self.manifest.versions(key)]},
+                    )
+            if entry not in out:
+                out.append(entry)
+        return out
+
+    def resolve_key(self, name: str) -> str:
+        """The key of the held library ``name`` names: exactly, or without separators or
+        case; else ``NotFoundError`` naming the closest."""
+        key = library_key(name)
+        keys = self.library_keys()
+        if key in keys:
+            return key
+        best = resolve(name, keys, limit=3)
+        if best and best[0].score >= 0.95:
+            return best[0].name
+        raise self.unknown(name)
+
+    def unknown(self, name: str) -> NotFoundError:
+        close = [m.name for m in resolve(name, self.library_keys(), limit=3)]
+        return NotFoundError(
+            f"no library {name!r} in this collection"
+            + (f"; closest: {', '.join(close)}" if close else "; it holds none yet"),
+            details={"closest": close},
+        )
+
+    # -- ports ------------------------------------------------------------------------------
+    def port_of(self, entries: Sequence[LibraryEntry]) -> ReadPort:
+        """One version's own snapshot, or a view over several."""
+        if not entries:
+            raise NotFoundError(f"{self.path} holds no library yet: index one first")
+        if len(entries) == 1:
+            return self._snapshot(entries[0])
+        key = tuple(f"{e.dir}@{e.root}" for e in entries)
+        with self._lock:
+            view = self._views.get(key)
+            if view is None:
+                clients = [LocalShard(self._server(e), e.ref, i) for i, e in enumerate(entries)]
+                where = {e.ref: i for i, e in enumerate(entries)}
+                view = ShardedView(
+                    self.manifest.sharded(entries),
+                    clients,
+                    RootStore(self.path / "graph"),
+                    route=lambda uid: where.get(uid_namespace(uid) or ""),
+                )
+                if len(self._views) >= VIEWS_KEPT:
+                    self._views.pop(next(iter(self._views)))
+                self._views[key] = view
+            return view
+
+    def _snapshot(self, e: LibraryEntry) -> Snapshot:
+        with self._lock:
+            snap = self._snaps.get((e.dir, e.root))
+            if snap is None:
+                snap = Snapshot.open(RootStore(self.path / e.dir), e.root)
+                self._snaps[(e.dir, e.root)] = snap
+            return snap
+
+    def _server(self, e: LibraryEntry) -> ShardServer:
+        got = self._servers.get((e.dir, e.root))
+        if got is None:
+            got = self._servers[(e.dir, e.root)] = ShardServer(str(self.path / e.dir), e.root)
+        return got
+
+    # -- writes -----------------------------------------------------------------------------
+    def sync_library(
+        self,
+        name: str,
+        version: str,
+        nodes: Sequence[Node],
+        *,
+        schema: Schema | None = None,
+        source: str = "",
+        commit: str | None = None,
+        replace_source: bool = False,
+        progress: Progress | None = None,
+    ) -> Published:
+        """Make library version ``name@version`` hold exactly ``nodes`` (new uids added,
+        changed ones replaced, missing ones deleted), then publish the collection's new
+        view. A version indexed from another source is refused unless ``replace_source``."""
+        key = library_key(name)
+        version = _check_version(version)
+        ref = f"{key}@{version}"
+        with layout.writer_lock(self.path):
+            manifest = layout.read_manifest(self.path)
+            entry = manifest.find(ref)
+            if entry and entry.source and source and entry.source != source and not replace_source:
+                raise ConflictError(
+                    f"{ref} was indexed from {entry.source}; indexing it from {source} would "
+                    "replace it: pass --replace to do so"
+                )
+            sub = self._sub_collection(manifest, entry, key, version, schema)
+            mine = [namespaced(n, ref, name, version) for n in nodes]
+            res = sub.sync(ref, mine, progress=progress)
+            gone = set(res.deleted)
+            changed = set(res.added) | set(res.changed)
+            graph = publish_graph(
+                self._graph_store(), manifest.graph, [n for n in mine if n.uid in changed], gone
+            )
+            new = LibraryEntry(
+                name=entry.name if entry else name,
+                version=version,
+                dir=entry.dir if entry else layout.library_dir(key, version),
+                root=sub.root,
+                source=source or (entry.source if entry else ""),
+                commit=commit,
+                indexed_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                nodes=len(sub),
+                pages=sum(1 for n in nodes if n.kind == "page"),
+            )
+            manifest = replace(manifest.with_entry(new), graph=graph)
+            manifest = self._successors(manifest, key)
+            layout.write_manifest(self.path, manifest)
+        self.refresh()
+        return res
+
+    def delete_library(self, ref: str) -> list[LibraryEntry]:
+        """Delete ``name@version``, or every version of ``name``; returns what was deleted."""
+        name, version = split_ref(ref)
+        with layout.writer_lock(self.path):
+            manifest = layout.read_manifest(self.path)
+            self.manifest = manifest
+            key = self.resolve_key(name)
+            doomed = [e for e in manifest.versions(key) if version is None or e.version == version]
+            if not doomed:
+                held = ", ".join(e.version for e in manifest.versions(key))
+                raise NotFoundError(
+                    f"{name} has no version {version!r} here; versions held: {held}"
+                )
+            gone: set[str] = set()
+            for e in doomed:
+                gone |= set(self._snapshot(e).nodes.nid_of)
+                manifest = manifest.without(e.ref)
+            graph = publish_graph(self._graph_store(), manifest.graph, [], gone)
+            manifest = self._successors(replace(manifest, graph=graph), key)
+            layout.write_manifest(self.path, manifest)
+        self.refresh()
+        for e in doomed:
+            shutil.rmtree(self.path / e.dir, ignore_errors=True)
+        return doomed
+
+    def configure(self, settings: Settings) -> str:
+        """Make ``settings`` every library version's (a new root each; nothing re-indexed)."""
+        with layout.writer_lock(self.path):
+            manifest = layout.read_manifest(self.path)
+            for e in manifest.libraries:
+                col = Collection.open(self.path / e.dir)
+                manifest = manifest.with_entry(replace(e, root=col.configure(settings)))
+            layout.write_manifest(self.path, manifest)
+        self.refresh()
+        return self.root
+
+    def _graph_store(self) -> RootStore:
+        store = RootStore(self.path / "graph")
+        store.init()
+        return store
+
+    def _sub_collection(
+        self,
+        manifest: LibrariesManifest,
+        entry: LibraryEntry | None,
+        key: str,
+        version: str,
+        schema: Schema | None,
+    ) -> Collection:
+        """The collection of one library version (made on its first index with the schema,
+        encoder and settings the collection's other libraries have)."""
+        if entry is not None:
+            return Collection.open(self.path / entry.dir)
+        first = manifest.libraries[0] if manifest.libraries else None
+        path = self.path / layout.library_dir(key, version)
+        if first is None:
+            if schema is None:
+                raise InputError("the first library of a collection needs its schema")
+            return Collection.create(path, schema, encoder=manifest.encoder)
+        base = self._snapshot(first)
+        if schema is not None:
+            extra = [d.name for d in schema.dimensions if base.schema.get(d.name) is None]
+            if extra:
+                raise InputError(
+                    f"the libraries of a collection share one schema; {key} has dimensions "
+                    f"the others lack: {', '.join(extra)}"
+                )
+        return Collection.create(
+            path, base.schema, encoder=base.encoder_name, settings=base.settings
+        )
+
+    def _successors(self, manifest: LibrariesManifest, key: str) -> LibrariesManifest:
+        """The graph with ``supersededBy`` from each page of every version of ``key`` to the
+        same page (its path in the docs tree) of the next version held."""
+        versions = sorted(manifest.versions(key), key=lambda e: version_order(e.version))
+        if not versions:
+            return manifest
+        pages: list[dict[str, Node]] = []
+        for e in versions:
+            snap = self._snapshot(e)
+            table = snap.nodes
+            pages.append(
+                {
+                    local_uid(n.uid): n
+                    for n in (table.node(nid) for nid in table.live_nids().tolist())
+                    if n.kind == "page"
+                }
+            )
+        # Every page is put back, with its successor or without: an edge to a version since
+        # deleted must not stay.
+        relinked: list[Node] = list(pages[-1].values())
+        for older, newer in itertools.pairwise(pages):
+            for path, node in older.items():
+                succ = newer.get(path)
+                extra = () if succ is None else (Edge("supersededBy", succ.uid),)
+                relinked.append(replace(node, edges=(*node.edges, *extra)))
+        graph = publish_graph(self._graph_store(), manifest.graph, relinked, ())
+        return replace(manifest, graph=graph)
+
+    # -- reads this collection adds ---------------------------------------------------------
+    def libraries(self) -> list[LibraryEntry]:
+        return list(self.manifest.libraries)
+
+    def __len__(self) -> int:
+        return sum(e.nodes for e in self.manifest.libraries)
+
+
+def _check_version(version: str) -> str:
+    v = version.strip()
+    if not v or len(v) > 100 or any(c in v for c in ":/#@\\") or any(ord(c) < 32 for c in v):
+        raise InputError(f"not a version: {version!r} (no spaces, ':', '/', '#' or '@')")
+    if " " in v:
+        raise InputError(f"not a version: {version!r} (no spaces)")
+    return v

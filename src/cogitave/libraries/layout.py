@@ -1,0 +1,165 @@
+"""A collection of libraries on disk: one ordinary collection per library version, and one
+manifest naming their roots.
+
+::
+
+    DIR/LIBRARIES.json          the view: per library version its folder, pinned root and
+                                provenance; the graph of every version together
+    DIR/libs/<key>@<version>/   an ordinary collection (its own roots and HEAD)
+    DIR/graph/                  an object store holding the graph of every library (one copy,
+                                with the supersededBy edges between versions)
+    DIR/LOCK                    the writer lock of the whole collection
+
+A library version is written into its own collection first; then ``LIBRARIES.json`` is
+replaced in one rename, so readers always see one consistent set of roots (as a sharded
+collection's ``SHARDS.json``). A search scoped to one library version reads that version's
+collection alone, so it scores exactly what a collection of that library alone scores.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from cogitave.distributed.layout import ShardedManifest, ShardRef
+from cogitave.errors import ConflictError, CorruptionError, NotFoundError
+from cogitave.libraries.names import library_key
+from cogitave.store.roots import atomic_write, is_root_id
+
+MANIFEST = "LIBRARIES.json"
+FORMAT = "cogitave-libraries/1"
+LIBS = "libs"
+MAX_LIBRARIES = 256  # a view's ids pack the library number in 8 bits
+
+
+@dataclass(frozen=True)
+class LibraryEntry:
+    """One library version of a collection, and where its docs came from."""
+
+    name: str
+    """The library's name as first indexed ("FastAPI")."""
+    version: str
+    dir: str
+    """Its collection folder, relative to the collection."""
+    root: str
+    source: str = ""
+    """The path or URL it was indexed from."""
+    commit: str | None = None
+    """The git commit of the source, when known."""
+    indexed_at: str = ""
+    nodes: int = 0
+    pages: int = 0
+
+    @property
+    def key(self) -> str:
+        return library_key(self.name)
+
+    @property
+    def ref(self) -> str:
+        """``key@version``: what selects this version and prefixes its uids."""
+        return f"{self.key}@{self.version}"
+
+
+@dataclass(frozen=True)
+class LibrariesManifest:
+    """One consistent view of a collection of libraries."""
+
+    libraries: tuple[LibraryEntry, ...] = ()
+    graph: dict[str, Any] = field(default_factory=dict)
+    encoder: str | None = None
+    """The encoder every library version is embedded with (None: BM25 only)."""
+
+    def find(self, ref: str) -> LibraryEntry | None:
+        return next((e for e in self.libraries if e.ref == ref), None)
+
+    def versions(self, key: str) -> list[LibraryEntry]:
+        """The held versions of library ``key``, in the order they were first indexed."""
+        return [e for e in self.libraries if e.key == key]
+
+    def with_entry(self, entry: LibraryEntry) -> LibrariesManifest:
+        """This manifest with ``entry`` added, or replacing the entry of its ref."""
+        libs = [e for e in self.libraries if e.ref != entry.ref]
+        at = next((i for i, e in enumerate(self.libraries) if e.ref == entry.ref), len(libs))
+        libs.insert(at, entry)
+        return replace(self, libraries=tuple(libs))
+
+    def without(self, ref: str) -> LibrariesManifest:
+        return replace(self, libraries=tuple(e for e in self.libraries if e.ref != ref))
+
+    def sharded(self, entries: Sequence[LibraryEntry]) -> ShardedManifest:
+        """The view over ``entries`` as a sharded collection's manifest (each library version a
+        shard), with the graph of every library."""
+        shards = tuple(ShardRef(e.dir, e.root) for e in entries)
+        return ShardedManifest(shards, dict(self.graph))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "encoder": self.encoder,
+            "libraries": [asdict(e) for e in self.libraries],
+            "graph": self.graph,
+        }
+
+
+def is_library_collection(path: str | Path) -> bool:
+    """True if ``path`` holds a collection of libraries."""
+    return (Path(path) / MANIFEST).is_file()
+
+
+def read_manifest(path: str | Path) -> LibrariesManifest:
+    """The current view of the collection of libraries at ``path``."""
+    p = Path(path) / MANIFEST
+    if not p.is_file():
+        raise NotFoundError(f"no collection of libraries at {path}")
+    try:
+        raw = json.loads(p.read_bytes())
+        if raw.get("format") != FORMAT:
+            raise ValueError(f"unknown format {raw.get('format')!r}")
+        libs = tuple(LibraryEntry(**e) for e in raw["libraries"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise CorruptionError(f"{p}: not a libraries manifest ({e})") from e
+    for e in libs:
+        if not is_root_id(e.root) or not _inside(e.dir):
+            raise CorruptionError(f"{p}: bad entry for {e.name}@{e.version}")
+    return LibrariesManifest(libs, dict(raw.get("graph") or {}), raw.get("encoder"))
+
+
+def _inside(rel: str) -> bool:
+    parts = Path(rel).parts
+    return len(parts) == 2 and parts[0] == LIBS and parts[1] not in ("", ".", "..")
+
+
+def write_manifest(path: str | Path, manifest: LibrariesManifest) -> None:
+    """Publish a view: every root in it must already be written (temp file + rename)."""
+    if len(manifest.libraries) > MAX_LIBRARIES:
+        raise ConflictError(f"a collection holds at most {MAX_LIBRARIES} library versions")
+    atomic_write(Path(path) / MANIFEST, json.dumps(manifest.to_dict(), indent=1).encode())
+
+
+def library_dir(key: str, version: str) -> str:
+    """The folder of a library version, relative to the collection (a safe file name)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in version)[:100] or "_"
+    return f"{LIBS}/{key}@{safe}"
+
+
+@contextlib.contextmanager
+def writer_lock(path: str | Path) -> Iterator[None]:
+    """The collection's exclusive writer lock; a second writer gets a ConflictError at once."""
+    Path(path).mkdir(parents=True, exist_ok=True)
+    fd = os.open(Path(path) / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as e:
+            raise ConflictError(
+                f"another writer holds the lock on {path} (file LOCK); one writer at a time"
+            ) from e
+        yield
+    finally:
+        os.close(fd)
