@@ -70,9 +70,17 @@ class _Snapshots:
     def at(self, root: str) -> Snapshot:
         return self.get(root)
 
+    def library_name(self) -> str:
+        return library_name(self.store, self.snapshot)
+
+    def namespaces(self, libraries: Sequence[str] | None) -> tuple[str, ...] | None:
+        if libraries:
+            check_library(libraries, self.library_name())
+        return None
+
     def scope(self, request: SearchRequest) -> Snapshot:
         if request.libraries:
-            check_library(request.libraries, library_name(self.store, self.snapshot))
+            check_library(request.libraries, self.library_name())
         return self.at(request.root) if request.root else self.snapshot
 
     def roots(self) -> list[RootInfo]:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cogitave.errors import CogitaveError, ConflictError, InputError, NotFoundError
+from cogitave.libraries.names import library_key
 from cogitave.store.roots import RootStore
 
 if TYPE_CHECKING:  # the engine loads only when a command needs it (``--help`` stays fast)
@@ -46,11 +47,25 @@ class SourceSpec:
     add_only: bool = False
     base_url: str | None = None
     allow_outside: tuple[Path, ...] = ()
+    library: str | None = None
+    """The library the source is the docs of (a collection of libraries; None: named from the
+    docs when the collection holds libraries)."""
+    version: str | None = None
+    """Its version (None: read from the docs, else ``latest``)."""
+    replace: bool = False
+    """Index a library version already indexed from another source over it."""
 
     @property
     def source_id(self) -> str:
         """The source's name in the collection: ``name``, else its resolved path."""
         return self.name or str(self.source.resolve())
+
+    @property
+    def as_library(self) -> bool:
+        """Whether the source goes into a collection of libraries."""
+        from cogitave.libraries.layout import is_library_collection
+
+        return bool(self.library or self.version) or is_library_collection(self.collection)
 
 
 @dataclass(frozen=True)
@@ -66,6 +81,8 @@ class IndexResult:
     """The sync (None for a sharded collection, which is rebuilt shard by shard)."""
     shards: int | None = None
     report: str = field(default="", repr=False)
+    library: str | None = None
+    """``name@version`` when the source was indexed as a library version."""
 
 
 # -- readers ----------------------------------------------------------------------------------
@@ -75,11 +92,18 @@ def open_reader(
     """The collection at ``path`` to read: sharded (shards in this process, or actors on
     Ray with ``ray``) or plain (at ``root``, a retained root id, when given)."""
     from cogitave.distributed.layout import is_sharded
+    from cogitave.libraries.layout import is_library_collection
 
     if is_sharded(path):
         from cogitave.distributed.facade import ShardedCollection
 
         return ShardedCollection.open(path, ray, allow_partial=partial)
+    if is_library_collection(path):
+        from cogitave.libraries.collection import LibraryCollection
+
+        if ray is not None:
+            raise InputError(f"--ray needs a sharded collection; {path} holds libraries")
+        return LibraryCollection.open(path)
     if ray is not None:
         raise InputError(f"--ray needs a sharded collection; {path} is not one")
     return open_collection(path, root=root)
@@ -98,10 +122,11 @@ def open_collection(path: Path, *, root: str | None = None) -> Collection:
 def check_folder(path: Path) -> None:
     """A collection path must be a collection, or a folder a collection can be made in."""
     from cogitave.distributed.layout import is_sharded
+    from cogitave.libraries.layout import is_library_collection
 
     if path.exists() and not path.is_dir():
         raise InputError(f"--collection {path} is a file, not a collection folder")
-    if not path.is_dir() or is_sharded(path):
+    if not path.is_dir() or is_sharded(path) or is_library_collection(path):
         return
     try:
         foreign = RootStore(path).foreign_entries()
@@ -153,6 +178,10 @@ def index(
         on_read(batch)
     report = str(getattr(batch, "report", "") or "")
     skipped = tuple(batch.problems)
+    if spec.as_library:
+        if shards is not None or ray is not None or is_sharded(spec.collection):
+            raise InputError("a collection of libraries is not sharded: drop --shards/--ray")
+        return _index_library(spec, batch, skipped, report, progress)
     if shards is not None or ray is not None or is_sharded(spec.collection):
         roots = _index_sharded(batch, spec.collection, shards, ray, embed_actors, progress)
         return IndexResult(
@@ -173,6 +202,60 @@ def index(
     return IndexResult(
         spec.source_id, len(batch.nodes), skipped, len(col), col.root, res, None, report
     )
+
+
+def _index_library(
+    spec: SourceSpec,
+    batch: Batch,
+    skipped: tuple[Problem, ...],
+    report: str,
+    progress: Progress | None,
+) -> IndexResult:
+    """Sync the source as one library version (the collection of libraries created if
+    absent): its name and version as given, else as its docs say, else the folder's name and
+    ``latest``."""
+    from cogitave.collection import Collection
+    from cogitave.libraries.collection import LibraryCollection
+    from cogitave.libraries.layout import is_library_collection
+
+    path = spec.collection
+    if Collection.exists(path):
+        raise InputError(
+            f"{path} holds one library already (made before libraries, or without "
+            "--library): index libraries into a new collection"
+        )
+    name, version, commit = identity(spec)
+    lib = LibraryCollection.open(path) if is_library_collection(path) else None
+    lib = lib or LibraryCollection.create(path)
+    res = lib.sync_library(
+        name,
+        version,
+        batch.nodes,
+        schema=batch.schema,
+        source=str(spec.source.resolve()),
+        commit=commit,
+        replace_source=spec.replace,
+        progress=progress,
+    )
+    ref = lib.manifest.find(f"{library_key(name)}@{version}")
+    assert ref is not None
+    return IndexResult(
+        ref.ref, len(batch.nodes), skipped, ref.nodes, ref.root, res, None, report, ref.ref
+    )
+
+
+def identity(spec: SourceSpec) -> tuple[str, str, str | None]:
+    """The library name, version and git commit of a source: as given, else as its docs say
+    (:func:`cogitave.ingest.sources.identify`, when the reader knows how), else its folder's
+    name and ``latest``."""
+    from cogitave.ingest import sources
+
+    found = getattr(sources, "identify", None)
+    ident = found(spec.source, allow_outside=spec.allow_outside) if found else None
+    folder = spec.source if spec.source.is_dir() else spec.source.parent
+    name = spec.library or (ident.name if ident else None) or folder.resolve().name
+    version = spec.version or (ident.version if ident else None) or "latest"
+    return name, version, ident.commit if ident else None
 
 
 def _index_sharded(
@@ -287,3 +370,14 @@ def docs_source(docs: Path) -> Path:
     if docs.name == "docs" and (docs.parent / "mkdocs.yml").is_file():
         return docs.parent / "mkdocs.yml"
     return docs
+
+
+def delete_library(path: Path, ref: str) -> list[str]:
+    """Delete ``name@version`` (or every version of ``name``) from a collection of libraries;
+    returns the versions deleted."""
+    from cogitave.libraries.collection import LibraryCollection
+    from cogitave.libraries.layout import is_library_collection
+
+    if not is_library_collection(path):
+        raise InputError(f"{path} holds no libraries (delete its nodes with --uid or --source)")
+    return [e.ref for e in LibraryCollection.open(path).delete_library(ref)]

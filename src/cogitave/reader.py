@@ -14,7 +14,7 @@ answers the same on either.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from cogitave.errors import NotFoundError
@@ -22,7 +22,8 @@ from cogitave.graph import tools as graph_tools
 from cogitave.graph.query import GraphQueryResult, query_graph
 from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
 from cogitave.graph.traverse import Direction
-from cogitave.nodes import Node
+from cogitave.libraries.layout import LibraryEntry, Pin
+from cogitave.nodes import Node, uid_namespace
 from cogitave.query.engine import Engine
 from cogitave.query.types import SearchRequest, SearchResponse
 from cogitave.schema import EDGE_LABELS, Schema
@@ -51,6 +52,15 @@ class Ports(Protocol):
 
     def finish(self, response: SearchResponse) -> SearchResponse:
         """A search's response with what only these ports know added to its diagnostics."""
+        ...
+
+    def library_name(self) -> str:
+        """The name of the one library a reader of no libraries holds."""
+        ...
+
+    def namespaces(self, libraries: Sequence[str] | None) -> tuple[str, ...] | None:
+        """The library versions (``name@version``) a read of ``libraries`` covers, in order
+        (None: a reader of no libraries, whose uids have no namespace)."""
         ...
 
 
@@ -107,6 +117,25 @@ class Reader:
         """Keep reading the newest root as writers publish (servers call this once; a reader
         whose roots never move, such as a sharded view, has nothing to follow)."""
 
+    def libraries(self) -> list[LibraryEntry]:
+        """The library versions this reader holds (a collection made without libraries: one,
+        named from its source, at ``latest``)."""
+        port = self._ports.current()
+        return [
+            LibraryEntry(
+                name=self._ports.library_name(),
+                version="latest",
+                dir="",
+                root=port.root,
+                nodes=port.live_count,
+                pages=port.graph.count_by_kind().get("page", 0),
+            )
+        ]
+
+    def pin_of(self, ref: str) -> Pin | None:
+        """How a project chose library version ``ref`` (None: no project pins it)."""
+        return None
+
     def describe(self) -> Description:
         """Kinds, dimensions and edge labels of the current root."""
         port = self._ports.current()
@@ -124,6 +153,19 @@ class Reader:
         """Run a search (a string is shorthand for ``SearchRequest(query=...)``)."""
         req = request if isinstance(request, SearchRequest) else SearchRequest(query=request, **kw)
         return self._ports.finish(Engine(self._ports.scope(req)).search(req))
+
+    def qualify(self, uid: str, libraries: Sequence[str] | None = None) -> str:
+        """``uid`` in the namespace of the first library version ``libraries`` covers that
+        holds it (a page path is the same in every version); a uid with its namespace, or a
+        reader of no libraries: as it is."""
+        spaces = self._ports.namespaces(libraries)
+        if not spaces or uid_namespace(uid) is not None:
+            return uid
+        graph = self._ports.current().graph
+        for ns in spaces:
+            if graph.id_of(f"{ns}:{uid}") is not None:
+                return f"{ns}:{uid}"
+        return f"{spaces[0]}:{uid}"
 
     def get(self, uid: str, *, root: str | None = None) -> Node:
         """A live node by uid (the content API), from ``root`` (a retained root id, e.g. the
@@ -160,12 +202,30 @@ class Reader:
         """Prerequisites first, for a node uid, a skill or a role."""
         return graph_tools.get_learning_path(self._ports.current().graph, target)
 
-    def resolve_xref(self, ref: str, *, base: str | None = None, limit: int = 5) -> XrefResult:
-        """The node(s) a reference names (uid, path, URL, ``page#anchor``, alias, title)."""
+    def resolve_xref(
+        self,
+        ref: str,
+        *,
+        base: str | None = None,
+        limit: int = 5,
+        libraries: Sequence[str] | None = None,
+    ) -> XrefResult:
+        """The node(s) a reference names (uid, path, URL, ``page#anchor``, alias, title). In
+        a collection of libraries, candidates of the versions ``libraries`` covers (each
+        library's default version when None) come first; named libraries: theirs only."""
         port = self._ports.current()
-        return graph_tools.resolve_xref(
-            port.graph, ref, aliases=port.aliases, base=base, limit=limit
+        spaces = self._ports.namespaces(libraries)
+        if not spaces:
+            return graph_tools.resolve_xref(
+                port.graph, ref, aliases=port.aliases, base=base, limit=limit
+            )
+        res = graph_tools.resolve_xref(
+            port.graph, ref, aliases=port.aliases, base=base, limit=max(limit, 50)
         )
+        inside = [c for c in res.candidates if uid_namespace(c.uid) in spaces]
+        others = [] if libraries else [c for c in res.candidates if c not in inside]
+        cands = tuple([*inside, *others][:limit])
+        return replace(res, candidates=cands, exact=res.exact and bool(inside or others))
 
     def facets(
         self, uids: Sequence[str], labels: Sequence[str] | None = None, depth: int = 1

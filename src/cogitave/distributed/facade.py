@@ -8,6 +8,7 @@ diagnostics say how many shards answered and which did not (``partial``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,9 @@ from cogitave.store.roots import RootInfo
 class _ViewPorts:
     """The one port of a sharded collection: its view (each shard keeps its own roots)."""
 
-    def __init__(self, view: ShardedView) -> None:
+    def __init__(self, view: ShardedView, name: str = "") -> None:
         self.view = view
+        self.name = name or "sharded"
 
     def current(self) -> ShardedView:
         return self.view
@@ -32,6 +34,14 @@ class _ViewPorts:
         if root != self.view.root:
             raise NotFoundError(f"root {root[:12]} is not this sharded view")
         return self.view
+
+    def library_name(self) -> str:
+        return self.name
+
+    def namespaces(self, libraries: Sequence[str] | None) -> tuple[str, ...] | None:
+        if libraries:
+            raise NotFoundError("a sharded collection holds no libraries to choose from")
+        return None
 
     def scope(self, request: SearchRequest) -> ShardedView:
         if request.libraries:
@@ -68,7 +78,7 @@ class ShardedCollection(Reader):
     """A read-only collection over a sharded view."""
 
     def __init__(self, view: ShardedView, path: str | Path = "") -> None:
-        super().__init__(_ViewPorts(view))
+        super().__init__(_ViewPorts(view, Path(path).resolve().name if path else ""))
         self.view = view
         self.path = str(path)
 

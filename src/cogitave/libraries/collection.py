@@ -29,7 +29,7 @@ import shutil
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ from cogitave.distributed.view import LocalShard, ShardedView
 from cogitave.errors import ConflictError, InputError, NotFoundError
 from cogitave.expand.embed import DEFAULT_ENCODER
 from cogitave.libraries import layout
-from cogitave.libraries.layout import LibrariesManifest, LibraryEntry
+from cogitave.libraries.layout import LibrariesManifest, LibraryEntry, Pin
 from cogitave.libraries.names import library_key, resolve, split_ref
 from cogitave.nodes import Edge, Node, local_uid, uid_namespace
 from cogitave.publish import Progress, Published
@@ -57,16 +57,6 @@ from cogitave.store.snapshot import Snapshot
 VIEWS_KEPT = 8
 """Views over library subsets kept open (a view gathers every uid of its libraries once)."""
 UNVERSIONED = ("latest", "main", "master", "next", "dev", "current")
-
-
-@dataclass(frozen=True)
-class Pin:
-    """The version a project uses of a library, and how it was chosen."""
-
-    version: str
-    match: str = "exact"
-    """exact | nearest | range | latest: anything but exact is said on every hit."""
-    wanted: str | None = None
 
 
 def version_order(version: str) -> tuple[int, Any]:
@@ -115,6 +105,12 @@ class _LibraryPorts:
         if request.root:
             return self.at(request.root)
         return self.owner.port_of(self.owner.select(request.libraries))
+
+    def library_name(self) -> str:
+        return self.owner.path.resolve().name
+
+    def namespaces(self, libraries: Sequence[str] | None) -> tuple[str, ...] | None:
+        return tuple(e.ref for e in self.owner.select(libraries))
 
     def roots(self) -> list[RootInfo]:
         return [
@@ -465,6 +461,13 @@ class LibraryCollection(Reader):
     # -- reads this collection adds ---------------------------------------------------------
     def libraries(self) -> list[LibraryEntry]:
         return list(self.manifest.libraries)
+
+    def pin_of(self, ref: str) -> Pin | None:
+        entry = self.manifest.find(ref)
+        pin = self.pins.get(entry.key) if entry else None
+        return (
+            pin if pin is not None and entry is not None and pin.version == entry.version else None
+        )
 
     def __len__(self) -> int:
         return sum(e.nodes for e in self.manifest.libraries)

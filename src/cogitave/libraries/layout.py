@@ -107,6 +107,16 @@ class LibrariesManifest:
         }
 
 
+@dataclass(frozen=True)
+class Pin:
+    """The version a project uses of a library, and how it was chosen."""
+
+    version: str
+    match: str = "exact"
+    """exact | nearest | range | latest: anything but exact is said on every hit."""
+    wanted: str | None = None
+
+
 def is_library_collection(path: str | Path) -> bool:
     """True if ``path`` holds a collection of libraries."""
     return (Path(path) / MANIFEST).is_file()

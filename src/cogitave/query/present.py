@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from cogitave.nodes import Node, meta_str
+from cogitave.nodes import Node, meta_str, uid_namespace
 from cogitave.query.fuse import Fused
 from cogitave.query.ranked import Ranked
 from cogitave.query.types import Hit
@@ -54,6 +54,7 @@ def present(
                 url=url,
                 path=meta_str(node, "path"),
                 breadcrumb=crumb,
+                library=uid_namespace(node.uid) or "",
             )
         )
         nodes.append(node)

@@ -200,14 +200,17 @@ class Hit:
     path: str = ""
     breadcrumb: tuple[str, ...] = ()
     group: tuple[str, ...] = ()
+    library: str = ""
+    """``name@version`` of the library version the hit is from (a collection of libraries)."""
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["breadcrumb"] = list(self.breadcrumb)
-        if self.group:
-            out["group"] = list(self.group)
-        else:
-            del out["group"]
+        for key in ("group", "library"):
+            if getattr(self, key):
+                out[key] = list(self.group) if key == "group" else self.library
+            else:
+                del out[key]
         return out
 
 

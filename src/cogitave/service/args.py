@@ -88,6 +88,20 @@ def from_mapping(
     return cls(**data)
 
 
+def library_refs(
+    library: str | Sequence[str] | None, version: str | None
+) -> tuple[str, ...] | None:
+    """``library`` (names, or ``name@version``) and ``version`` as library references: a
+    version applies to one library, and needs it."""
+    libs = names("library", library)
+    if version is None:
+        return libs
+    v = text("version", version, 100)
+    if not libs or len(libs) != 1:
+        raise InputError("version needs exactly one library: library=NAME, version=VERSION")
+    return (f"{libs[0]}@{v}",)
+
+
 def _listed(v: Any) -> Any:
     return tuple(v) if isinstance(v, list) else v
 
@@ -114,10 +128,14 @@ class SearchArgs:
     explain: bool = False
     root: str | None = None
     max_tokens: int = DEFAULT_TOKENS
+    library: tuple[str, ...] | None = None
+    version: str | None = None
     request: SearchRequest = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        for name in ("kind", "dimensions", "include_kinds"):
+        if isinstance(self.library, str):
+            object.__setattr__(self, "library", (self.library,))
+        for name in ("kind", "dimensions", "include_kinds", "library"):
             object.__setattr__(self, name, _listed(getattr(self, name)))
         for name in ("group_by_page", "demote", "backfill", "explain"):
             if not isinstance(getattr(self, name), bool):
@@ -142,6 +160,7 @@ class SearchArgs:
             path_prefix=self.path_prefix,
             include_kinds=self.include_kinds,
             demote=self.demote,
+            libraries=library_refs(self.library, self.version),
         )
         object.__setattr__(self, "request", req)
 
@@ -161,13 +180,20 @@ class CodeSearchArgs:
     language: str | None = None
     limit: int = DEFAULT_LIMIT
     max_tokens: int = DEFAULT_TOKENS
+    library: tuple[str, ...] | None = None
+    version: str | None = None
 
     def search_args(self) -> SearchArgs:
         filters: dict[str, Any] = {"kind": "code_sample"}
         if self.language is not None:
             filters["language"] = text("language", self.language, 100).casefold()
         return SearchArgs(
-            query=self.query, limit=self.limit, filters=filters, max_tokens=self.max_tokens
+            query=self.query,
+            limit=self.limit,
+            filters=filters,
+            max_tokens=self.max_tokens,
+            library=self.library,
+            version=self.version,
         )
 
 
@@ -178,9 +204,12 @@ class FetchArgs:
     ref: str
     max_tokens: int = DEFAULT_FETCH_TOKENS
     offset: int = 0
+    library: str | None = None
+    version: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ref", text("ref", self.ref))
+        library_refs(self.library, self.version)
         integer("max_tokens", self.max_tokens, MIN_TOKENS, MAX_TOKENS)
         integer("offset", self.offset, 0, MAX_FETCH_OFFSET)
 
@@ -194,9 +223,12 @@ class RelatedArgs:
     direction: str = "both"
     depth: int = 1
     limit: int = RELATED_DEFAULT_LIMIT
+    library: str | None = None
+    version: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "uid", text("uid", self.uid))
+        library_refs(self.library, self.version)
         try:
             object.__setattr__(self, "labels", names("labels", self.labels))
         except InputError:
@@ -214,9 +246,12 @@ class LearningPathArgs:
     """What to read before ``target`` (a uid, ``skill:<slug>``, ``role:<slug>``, a name)."""
 
     target: str
+    library: str | None = None
+    version: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "target", text("target", self.target))
+        library_refs(self.library, self.version)
 
 
 @dataclass(frozen=True)
@@ -226,9 +261,12 @@ class XrefArgs:
     ref: str
     base: str | None = None
     limit: int = XREF_DEFAULT_LIMIT
+    library: str | None = None
+    version: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ref", text("ref", self.ref))
+        library_refs(self.library, self.version)
         if self.base is not None:
             object.__setattr__(self, "base", text("base", self.base))
         integer("limit", self.limit, 1, XREF_MAX_LIMIT)

@@ -66,6 +66,20 @@ AllowOutsideOpt = Annotated[
     ),
 ]
 SchemaOpt = Annotated[Path | None, typer.Option(help="Schema file (TOML).")]
+LibraryOpt = Annotated[
+    str | None,
+    typer.Option("--library", help="The library SOURCE documents (default: as its docs say)."),
+]
+VersionOpt = Annotated[
+    str | None, typer.Option("--version", help="Its version (default: as its docs say).")
+]
+ReplaceOpt = Annotated[
+    bool, typer.Option("--replace", help="Replace a version indexed from another source.")
+]
+LibrariesOpt = Annotated[
+    list[str] | None,
+    typer.Option("--library", help="Only this library, NAME or NAME@VERSION (repeatable)."),
+]
 SkipBadOpt = Annotated[bool, typer.Option("--skip-bad", help="Write good records, list bad ones.")]
 AddOnlyOpt = Annotated[
     bool,
@@ -135,6 +149,9 @@ def index(
     source: Annotated[Path, typer.Argument(help="File or folder to index.")],
     collection: CollectionOpt,
     fmt: FormatOpt = "auto",
+    library: LibraryOpt = None,
+    version: VersionOpt = None,
+    replace: ReplaceOpt = False,
     base_url: BaseUrlOpt = None,
     allow_outside: AllowOutsideOpt = None,
     schema: SchemaOpt = None,
@@ -157,7 +174,7 @@ def index(
     """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
     ones replaced, vanished ones deleted; nothing changed, no new root."""
     spec = SourceSpec(source, collection, fmt, schema, skip_bad, name, add_only, base_url,
-                      tuple(allow_outside or ()))  # fmt: skip
+                      tuple(allow_outside or ()), library, version, replace)  # fmt: skip
     _index(spec, quiet, shards=shards, ray=ray, embed_actors=embed_actors)
     if watch_:
         _watch(spec, debounce)
@@ -168,6 +185,8 @@ def watch(
     source: Annotated[Path, typer.Argument(help="File or folder to keep in sync.")],
     collection: CollectionOpt,
     fmt: FormatOpt = "auto",
+    library: LibraryOpt = None,
+    version: VersionOpt = None,
     base_url: BaseUrlOpt = None,
     allow_outside: AllowOutsideOpt = None,
     schema: SchemaOpt = None,
@@ -178,7 +197,7 @@ def watch(
 ) -> None:
     """Sync SOURCE now, then again after every burst of file changes (Ctrl-C stops)."""
     spec = SourceSpec(source, collection, fmt, schema, skip_bad, name, add_only, base_url,
-                      tuple(allow_outside or ()))  # fmt: skip
+                      tuple(allow_outside or ()), library, version)  # fmt: skip
     _index(spec, quiet=True)
     _watch(spec, debounce)
 
@@ -190,10 +209,17 @@ def delete(
     name: Annotated[
         str | None, typer.Option("--source", help="Delete every node of this source.")
     ] = None,
+    library: Annotated[
+        str | None, typer.Option("--library", help="Delete NAME@VERSION, or every version.")
+    ] = None,
 ) -> None:
-    """Delete nodes by uid, or a whole source, and publish a new root."""
-    if bool(uid) == bool(name):
-        raise InputError("give --uid UID (repeatable) or --source NAME")
+    """Delete nodes by uid, a whole source, or a library version, and publish a new root."""
+    if sum(map(bool, (uid, name, library))) != 1:
+        raise InputError("give --uid UID (repeatable), --source NAME or --library NAME[@VERSION]")
+    if library is not None:
+        gone = indexing.delete_library(collection, library)
+        out.print(f"deleted {', '.join(gone)} from {collection}", markup=False)
+        return
     if name is not None:
         d = indexing.delete_source(collection, name)
         what = f"deleted source {name}: {len(d.deleted)} nodes"
@@ -254,6 +280,7 @@ def search(
             help="One hit per page (the default), or sections listed apart.",
         ),
     ] = None,
+    library: LibrariesOpt = None,
     root: Annotated[str | None, typer.Option(help="A retained root id to read.")] = None,
     ray: RayOpt = None,
     partial: Annotated[
@@ -276,6 +303,7 @@ def search(
         "group_by_page": group_by_page,
         "root": root,
         "max_tokens": max_tokens,
+        "library": library or None,
     }
     args = SearchArgs(query, **{k: v for k, v in given.items() if v is not None})
     reader = indexing.open_reader(collection, ray=ray, partial=partial, root=root)
@@ -299,6 +327,18 @@ def roots(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
         sys.stdout.write(json.dumps(ops.to_json(answer)) + "\n")
         return
     out.print(terminal.roots_table(answer.roots))
+
+
+@app.command()
+def libraries(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
+    """List the libraries the collection holds: versions, pages, nodes, source, indexed at."""
+    from cogitave.service import ops
+
+    answer = ops.list_libraries(indexing.open_reader(collection))
+    if as_json:
+        sys.stdout.write(json.dumps(ops.to_json(answer)) + "\n")
+        return
+    out.print(terminal.libraries_table(answer.libraries))
 
 
 @app.command()
