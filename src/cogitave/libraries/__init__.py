@@ -1,0 +1,1 @@
+"""Libraries and versions: the docs of many libraries, each at one or more versions."""
