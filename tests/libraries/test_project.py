@@ -642,7 +642,7 @@ def test_pyproject_with_uv_lock_reports_direct_dependencies_at_locked_versions(
     assert (fastapi.name, fastapi.version, fastapi.specifier) == (
         "FastAPI",
         "0.110.2",
-        "<1,>=0.100",
+        ">=0.100,<1",
     )
     assert (fastapi.source, fastapi.dev, fastapi.ecosystem) == ("uv.lock", False, "python")
     assert deps["pydantic-settings"].name == "pydantic_settings"
@@ -782,7 +782,7 @@ def test_requirements_with_includes_comments_markers_and_options(tmp_path: Path)
     }
     assert (deps["django"].version, deps["django"].specifier) == ("4.2.13", "==4.2.13")
     assert deps["django"].source == "requirements.txt" and not deps["django"].dev
-    assert (deps["celery"].version, deps["celery"].specifier) == (None, "<6,>=5.3")
+    assert (deps["celery"].version, deps["celery"].specifier) == (None, ">=5.3,<6")
     # the declaration whose marker holds under this interpreter (3.11+) wins
     assert deps["numpy"].version == "1.26.4"
     assert deps["requests"].version == "2.32.3"

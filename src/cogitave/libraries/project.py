@@ -360,6 +360,24 @@ def _pep440(text: str) -> Version | None:
         return None
 
 
+_REQUIREMENT_PARTS = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*([^;]*)")
+
+
+def _specifier_text(text: str, req: Requirement) -> str | None:
+    """A requirement's version specifier as written (``>=0.100,<1``, not packaging's sorted
+    ``<1,>=0.100``), without spaces."""
+    if not req.specifier:
+        return None
+    match = _REQUIREMENT_PARTS.match(text)
+    raw = re.sub(r"\s+", "", match.group(1)).strip("()") if match else ""
+    try:
+        if SpecifierSet(raw) == req.specifier:
+            return raw
+    except InvalidSpecifier:
+        pass
+    return str(req.specifier)
+
+
 def _marker_holds(marker: Marker | None) -> bool:
     if marker is None:
         return True
@@ -375,7 +393,7 @@ def _requirement_decl(text: str, source: str, dev: bool, where: str) -> _Decl:
         req = Requirement(text)
     except InvalidRequirement as exc:
         raise _Malformed(f"{where}: not a requirement: {text!r} ({exc})") from None
-    specifier = str(req.specifier) or None
+    specifier = _specifier_text(text, req)
     pin = _python_pin(specifier)
     if req.url:
         pin = _version_in_location(req.url)[1]
@@ -508,7 +526,7 @@ def _read_requirements(project: _Project, path: Path, rel: str, dev: bool, seen:
         except InvalidRequirement as exc:
             project.warn(where, f"not a requirement: {line!r} ({exc})")
             continue
-        specifier = str(req.specifier) or None
+        specifier = _specifier_text(line, req)
         pin = _python_pin(specifier)
         if req.url:
             pin = _version_in_location(req.url)[1]
