@@ -740,7 +740,7 @@ def test_requirements_with_includes_comments_markers_and_options(tmp_path: Path)
             "requirements.txt": """
             # runtime pins
             --index-url https://pypi.example/simple
-            -r requirements/base.txt
+            -rrequirements/base.txt
             Django==4.2.13  # LTS
             celery[redis]>=5.3,<6 \\
                 --hash=sha256:0000
@@ -804,7 +804,7 @@ def test_requirements_include_outside_the_folder_or_missing_warns(tmp_path: Path
     write(tmp_path, {"shared.txt": "six==1.16.0\n"})
     write(
         project,
-        {"requirements.txt": "-r ../shared.txt\n--requirement nowhere.txt\nattrs==23.2.0\n"},
+        {"requirements.txt": "-r ../shared.txt\n--requirement=nowhere.txt\nattrs==23.2.0\n"},
     )
     result = read_project(project)
     assert set(by_key(result)) == {"attrs"}
@@ -1064,6 +1064,35 @@ def test_yarn_berry_lock_alone_reads_the_root_workspace(tmp_path: Path) -> None:
         "@tanstack/react-query": ("5.29.2", "npm:^5.28.0"),
         "react": ("18.3.1", "npm:^18.3.0"),
     }
+
+
+def test_any_version_is_no_range_and_a_runtime_declaration_outweighs_a_dev_one(
+    tmp_path: Path,
+) -> None:
+    manifest = {
+        "dependencies": {"a": "*", "b": "", "c": "^1.0.0"},
+        "devDependencies": {"c": "^1.2.0", "d": "latest"},
+    }
+    (tmp_path / "package.json").write_text(json.dumps(manifest))
+    deps = by_key(read_project(tmp_path))
+    assert {k: (d.specifier, d.dev) for k, d in deps.items()} == {
+        "a": (None, False),
+        "b": (None, False),
+        "c": ("^1.0.0", False),  # the first declaration's range
+        "d": ("latest", True),  # a dist-tag: kept; matching says it is not a range
+    }
+
+
+def test_a_linked_manifest_keeps_its_own_name(tmp_path: Path) -> None:
+    write(tmp_path, {"shared/package.json": '{"dependencies": {"react": "18.2.0"}}'})
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "package.json").symlink_to(tmp_path / "shared" / "package.json")
+    result = read_project(project)
+    assert result.files == ("package.json",)
+    assert [(d.key, d.version, d.source) for d in result.dependencies] == [
+        ("react", "18.2.0", "package.json")  # an exact version without a lockfile pins
+    ]
 
 
 def test_both_ecosystems_in_one_project(tmp_path: Path) -> None:

@@ -221,10 +221,13 @@ class _Project:
         self.locks: list[_Lock] = []
 
     def rel(self, path: Path) -> str:
-        try:
-            return path.resolve().relative_to(self.real_root).as_posix()
-        except ValueError:
-            return path.as_posix()
+        """The name a file goes by: relative to the project folder (a link keeps its own name)."""
+        for inside, root in ((path, self.root), (path.resolve(), self.real_root)):
+            try:
+                return inside.relative_to(root).as_posix()
+            except ValueError:
+                pass
+        return path.as_posix()
 
     def warn(self, source: str, reason: str) -> None:
         reason = _one_line(reason)
@@ -493,7 +496,7 @@ def _read_pipfile(project: _Project, path: Path, rel: str) -> None:
             project.decls.append(decl)
 
 
-_OPTION = re.compile(r"(-{1,2}[A-Za-z][\w-]*)(?:\s*=\s*|\s+)?(.*)")
+_OPTION = re.compile(r"(--[A-Za-z][\w-]*)(?:\s*=\s*|\s+)?(.*)")
 _URL = re.compile(r"[A-Za-z][\w+.-]*://|file:")
 _ARCHIVE = re.compile(r"[^\s@;]+\.(whl|tar\.gz|zip)")
 
@@ -506,8 +509,11 @@ def _read_requirements(project: _Project, path: Path, rel: str, dev: bool, seen:
     for lineno, line in lines:
         where = f"{rel}:{lineno}"
         if line.startswith("-"):
-            match = _OPTION.fullmatch(line)
-            option, value = (match.group(1), match.group(2).strip()) if match else (line, "")
+            if line.startswith("--"):
+                match = _OPTION.fullmatch(line)
+                option, value = (match.group(1), match.group(2).strip()) if match else (line, "")
+            else:  # short options take their value with or without a space: -rbase.txt
+                option, value = line[:2], line[2:].lstrip(" =").strip()
             if option in ("-r", "--requirement"):
                 _include(project, path, value, where, dev, seen)
             elif option in ("-e", "--editable"):
