@@ -1369,3 +1369,56 @@ def test_property_never_newer_and_the_newest_not_newer(
         assert m.match == ("exact" if key(chosen) == key(installed) else "nearest")
         if ecosystem == "python":  # the ordering used above is PEP 440's for these versions
             assert Version(m.held) <= Version(text(installed))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.sampled_from(["", "1.2.3", "^1", "a@1", "*"]),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                ["", ".", "a", "version", "dependencies", "packages", "node_modules/a"]
+            ),
+            children,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+lockfile_shapes = st.dictionaries(
+    st.sampled_from(
+        [
+            *("package", "project", "tool", "dependencies", "devDependencies", "packages"),
+            *("importers", "default", "develop", "dependency-groups", "lockfileVersion"),
+        ]
+    ),
+    json_values,
+    max_size=4,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=lockfile_shapes)
+def test_property_any_content_of_the_right_syntax_never_raises(data: dict) -> None:
+    import tempfile
+
+    import tomli_w
+
+    def no_none(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: no_none(v) for k, v in value.items() if v is not None}
+        if isinstance(value, list):
+            return [no_none(v) for v in value if v is not None]
+        return value
+
+    text = json.dumps(data)
+    files = {name: text for name in ("package.json", "package-lock.json", "Pipfile.lock")}
+    files |= {"pnpm-lock.yaml": text, "yarn.lock": "__metadata:\n  version: 8\n" + text}
+    toml = tomli_w.dumps(no_none(data))  # type: ignore[arg-type]
+    files |= {n: toml for n in ("pyproject.toml", "uv.lock", "poetry.lock", "pdm.lock", "Pipfile")}
+    with tempfile.TemporaryDirectory() as folder:
+        for name, content in files.items():
+            (Path(folder) / name).write_text(content)
+        result = read_project(Path(folder))
+    assert all("\n" not in w for w in result.warnings)
+    assert len(result.warnings) + len(result.files) == len(files)
