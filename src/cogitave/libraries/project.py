@@ -87,7 +87,7 @@ class Dependency:
     name: str  # as the manifest spells it ("FastAPI", "@tanstack/react-query")
     key: str  # normalise(name, ecosystem): the key libraries are matched by
     ecosystem: Ecosystem
-    version: str | None  # the version the lockfile installs (None: no lockfile pins it)
+    version: str | None  # the installed version: the lockfile's, else an exact manifest pin
     specifier: str | None  # the manifest's range (">=0.100,<1", "^18.2.0"), when declared
     source: str  # the file its version was read from, else the manifest declaring it
     dev: bool = False  # a dev/test-only dependency (dev groups, devDependencies)
