@@ -45,6 +45,9 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
     demote = ["blog/*"]            # globs: score * demote_factor
     demote_release_notes = true    # release notes, changelogs, "what's new" (path or title)
     demote_factor = 0.5
+
+    [libraries]                    # a project's packages -> the libraries held (--project)
+    aliases = {"react-dom" = "react"}   # by normalised name, else through this table
 """
 
 from __future__ import annotations
@@ -171,6 +174,22 @@ class Docs:
 
 
 @dataclass(frozen=True)
+class Libraries:
+    """How a project's packages map to the libraries a collection holds: by normalised name,
+    and through ``aliases`` (package name -> library name) for the rest
+    (``aliases = {"react-dom" = "react", "pydantic-core" = "pydantic"}``)."""
+
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.aliases, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and k and v for k, v in self.aliases.items()
+        ):
+            raise SchemaError("[libraries] aliases must map package names to library names")
+        object.__setattr__(self, "aliases", dict(self.aliases))
+
+
+@dataclass(frozen=True)
 class Settings:
     lexicon: str = "default"
     routing: Routing = field(default_factory=Routing)
@@ -182,6 +201,7 @@ class Settings:
     anchor: Anchor = field(default_factory=Anchor)
     smoothing: Smoothing = field(default_factory=Smoothing)
     docs: Docs = field(default_factory=Docs)
+    libraries: Libraries = field(default_factory=Libraries)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -224,6 +244,7 @@ class Settings:
             "anchor": Anchor,
             "smoothing": Smoothing,
             "docs": Docs,
+            "libraries": Libraries,
         }
         for key, value in data.items():
             if key == "lexicon":
@@ -255,6 +276,11 @@ def _section(cls: type, value: Any, where: str) -> Any:
     for k, v in value.items():
         if k not in types:
             raise SchemaError(f"{where}: unknown key {k!r}; known: {', '.join(types)}")
+        if str(types[k]) == "Mapping[str, str]":
+            if not isinstance(v, Mapping):
+                raise SchemaError(f"{where}: {k} must be a table of names")
+            kw[k] = dict(v)
+            continue
         if str(types[k]) == "tuple[str, ...]":
             if not isinstance(v, list | tuple) or not all(isinstance(x, str) for x in v):
                 raise SchemaError(f"{where}: {k} must be a list of strings")

@@ -26,6 +26,7 @@ from cogitave.store.roots import RootStore
 if TYPE_CHECKING:  # the engine loads only when a command needs it (``--help`` stays fast)
     from cogitave.collection import Collection
     from cogitave.ingest.records import Batch, Problem
+    from cogitave.libraries.collection import ProjectPins
     from cogitave.publish import Progress, Published
     from cogitave.reader import Reader
 
@@ -107,6 +108,16 @@ def open_reader(
     if ray is not None:
         raise InputError(f"--ray needs a sharded collection; {path} is not one")
     return open_collection(path, root=root)
+
+
+def use_project(reader: Reader, folder: Path) -> ProjectPins | None:
+    """Pin each library a project uses to its version (``--project``); None: the reader holds
+    no libraries to pin."""
+    from cogitave.libraries.collection import LibraryCollection
+
+    if not isinstance(reader, LibraryCollection):
+        return None
+    return reader.use_project(folder)
 
 
 def open_collection(path: Path, *, root: str | None = None) -> Collection:
@@ -381,3 +392,14 @@ def delete_library(path: Path, ref: str) -> list[str]:
     if not is_library_collection(path):
         raise InputError(f"{path} holds no libraries (delete its nodes with --uid or --source)")
     return [e.ref for e in LibraryCollection.open(path).delete_library(ref)]
+
+
+def remove_collection(path: Path) -> None:
+    """Remove the plain collection at ``path`` (nothing when there is none; a folder that is
+    not a collection is never removed)."""
+    import shutil
+
+    from cogitave.collection import Collection
+
+    if Collection.exists(path):
+        shutil.rmtree(path)

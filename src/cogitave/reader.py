@@ -154,11 +154,16 @@ class Reader:
         req = request if isinstance(request, SearchRequest) else SearchRequest(query=request, **kw)
         return self._ports.finish(Engine(self._ports.scope(req)).search(req))
 
+    def namespaces(self, libraries: Sequence[str] | None = None) -> tuple[str, ...] | None:
+        """The library versions (``name@version``) a read of ``libraries`` covers (None: a
+        reader of no libraries)."""
+        return self._ports.namespaces(libraries)
+
     def qualify(self, uid: str, libraries: Sequence[str] | None = None) -> str:
         """``uid`` in the namespace of the first library version ``libraries`` covers that
         holds it (a page path is the same in every version); a uid with its namespace, or a
         reader of no libraries: as it is."""
-        spaces = self._ports.namespaces(libraries)
+        spaces = self.namespaces(libraries)
         if not spaces or uid_namespace(uid) is not None:
             return uid
         graph = self._ports.current().graph

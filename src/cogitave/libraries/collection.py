@@ -29,11 +29,8 @@ import shutil
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
-
-from packaging.version import InvalidVersion, Version
 
 from cogitave.collection import Collection
 from cogitave.config import Settings
@@ -42,8 +39,9 @@ from cogitave.distributed.view import LocalShard, ShardedView
 from cogitave.errors import ConflictError, InputError, NotFoundError
 from cogitave.expand.embed import DEFAULT_ENCODER
 from cogitave.libraries import layout
-from cogitave.libraries.layout import LibrariesManifest, LibraryEntry, Pin
+from cogitave.libraries.layout import LibrariesManifest, LibraryEntry, Pin, version_order
 from cogitave.libraries.names import library_key, resolve, split_ref
+from cogitave.libraries.project import match_version, read_project
 from cogitave.nodes import Edge, Node, local_uid, uid_namespace
 from cogitave.publish import Progress, Published
 from cogitave.query.types import SearchRequest, SearchResponse
@@ -59,17 +57,6 @@ VIEWS_KEPT = 8
 UNVERSIONED = ("latest", "main", "master", "next", "dev", "current")
 
 
-def version_order(version: str) -> tuple[int, Any]:
-    """A sort key: unversioned labels ("latest", "main") newest, then versions by value, then
-    other labels by name."""
-    if version.casefold() in UNVERSIONED:
-        return (2, version)
-    try:
-        return (1, Version(version.lstrip("vV").replace(".x", ".0")))
-    except InvalidVersion:
-        return (0, version)
-
-
 def namespaced(node: Node, ref: str, name: str, version: str) -> Node:
     """A node of library version ``ref`` in its namespace: uid and edge ends prefixed, the
     library and version in ``meta``."""
@@ -80,6 +67,27 @@ def namespaced(node: Node, ref: str, name: str, version: str) -> Node:
         edges=tuple(Edge(e.label, prefix + e.dst) for e in node.edges),
         meta={**node.meta, "library": name, "version": version},
     )
+
+
+@dataclass(frozen=True)
+class ProjectPin:
+    """One dependency of a project and the library version it reads."""
+
+    package: str
+    library: str | None
+    wanted: str | None
+    version: str | None
+    match: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ProjectPins:
+    """What ``--project`` read and chose."""
+
+    project: str
+    dependencies: tuple[ProjectPin, ...]
+    warnings: tuple[str, ...]
 
 
 class _LibraryPorts:
@@ -134,7 +142,9 @@ class LibraryCollection(Reader):
         self._servers: dict[tuple[str, str], ShardServer] = {}
         self._views: dict[tuple[str, ...], ShardedView] = {}
         self.pins: dict[str, Pin] = {}
-        """Library key -> the version a project uses (:meth:`pin`)."""
+        """Library key -> the version a project uses (:meth:`pin`, :meth:`use_project`)."""
+        self.excluded: set[str] = set()
+        """Libraries a project uses at a version no held version fits: read only by name."""
         self._follower: threading.Thread | None = None
         self._stop = threading.Event()
         super().__init__(_LibraryPorts(self))
@@ -206,6 +216,45 @@ class LibraryCollection(Reader):
         else:
             self.pins[library_key(key)] = pin
 
+    def use_project(self, folder: Path) -> ProjectPins:
+        """Pin every library the project in ``folder`` uses to the version it uses (its
+        manifests and lockfiles, :mod:`cogitave.libraries.project`): exact when held, else as
+        :func:`~cogitave.libraries.project.match_version` chooses, and said on every hit. A
+        package maps to a library by normalised name, or through ``[libraries] aliases``. A
+        library the project uses at a version no held version fits is left out of reads
+        without a version (never another version in its place). Reads without libraries then
+        cover the project's libraries only."""
+        deps = read_project(folder)
+        aliases = {
+            library_key(k): library_key(v) for k, v in self.settings().libraries.aliases.items()
+        }
+        keys = set(self.library_keys())
+        rows: list[ProjectPin] = []
+        self.pins.clear()
+        self.excluded.clear()
+        for dep in deps.dependencies:
+            pkg = library_key(dep.name)
+            key = aliases.get(pkg) or aliases.get(library_key(dep.key)) or pkg
+            if key not in keys:
+                alt = library_key(dep.key)
+                key = alt if alt in keys else key
+            if key not in keys:
+                rows.append(ProjectPin(dep.name, None, dep.version or dep.specifier, None, "none",
+                                       "no docs of this package here"))  # fmt: skip
+                continue
+            m = match_version(dep, [e.version for e in self.manifest.versions(key)])
+            rows.append(ProjectPin(dep.name, key, m.wanted, m.held, m.match, m.reason))
+            if m.held is not None:
+                self.pins[key] = Pin(m.held, m.match, m.wanted)
+            else:
+                self.excluded.add(key)
+        return ProjectPins(str(folder), tuple(rows), deps.warnings)
+
+    def settings(self) -> Settings:
+        """The collection's settings (every library version carries the same)."""
+        libs = self.manifest.libraries
+        return self._snapshot(libs[0]).settings if libs else Settings()
+
     def library_keys(self) -> list[str]:
         return list(dict.fromkeys(e.key for e in self.manifest.libraries))
 
@@ -227,7 +276,7 @@ class LibraryCollection(Reader):
         its default version); None: every library at its default version (with pins, the
         pinned libraries only)."""
         if not refs:
-            keys = list(self.pins) or self.library_keys()
+            keys = list(self.pins) or [k for k in self.library_keys() if k not in self.excluded]
             if not keys:
                 raise NotFoundError(f"{self.path} holds no library yet: index one first")
             return [self.default_version(k) for k in keys]

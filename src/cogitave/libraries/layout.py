@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from cogitave.distributed.layout import ShardedManifest, ShardRef
 from cogitave.errors import ConflictError, CorruptionError, NotFoundError
 from cogitave.libraries.names import library_key
@@ -36,6 +38,7 @@ MANIFEST = "LIBRARIES.json"
 FORMAT = "cogitave-libraries/1"
 LIBS = "libs"
 MAX_LIBRARIES = 256  # a view's ids pack the library number in 8 bits
+UNVERSIONED = ("latest", "main", "master", "next", "dev", "current")
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,17 @@ class Pin:
     match: str = "exact"
     """exact | nearest | range | latest: anything but exact is said on every hit."""
     wanted: str | None = None
+
+
+def version_order(version: str) -> tuple[int, Any]:
+    """A sort key: unversioned labels ("latest", "main") newest, then versions by value, then
+    other labels by name."""
+    if version.casefold() in UNVERSIONED:
+        return (2, version)
+    try:
+        return (1, Version(version.lstrip("vV").replace(".x", ".0")))
+    except InvalidVersion:
+        return (0, version)
 
 
 def is_library_collection(path: str | Path) -> bool:

@@ -306,3 +306,15 @@ class GraphQueryArgs:
     def from_dict(cls, data: Any) -> GraphQueryArgs:
         """From ``{"query": ..., "params": {...}}``; unknown fields are an error."""
         return from_mapping(cls, data, required=("query",))
+
+
+@dataclass(frozen=True)
+class LibraryArgs:
+    """A library name to resolve ("fast api", "@tanstack/react-query")."""
+
+    name: str
+    limit: int = XREF_DEFAULT_LIMIT
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", text("name", self.name, 200))
+        integer("limit", self.limit, 1, XREF_MAX_LIMIT)

@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from cogitave.config import Settings
-from cogitave.errors import NotFoundError, QueryError
+from cogitave.errors import CogitaveError, NotFoundError, QueryError
 from cogitave.graph.query import GraphQueryResult
 from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
-from cogitave.nodes import Node, meta_str
+from cogitave.libraries.layout import Pin, version_order
+from cogitave.libraries.names import resolve
+from cogitave.nodes import Node, meta_str, uid_namespace
 from cogitave.query.types import Hit, SearchResponse
 from cogitave.reader import Reader
 from cogitave.service import render
@@ -31,9 +33,11 @@ from cogitave.service.args import (
     FetchArgs,
     GraphQueryArgs,
     LearningPathArgs,
+    LibraryArgs,
     RelatedArgs,
     SearchArgs,
     XrefArgs,
+    library_refs,
 )
 from cogitave.service.render import AnswerBudget
 from cogitave.store.roots import RootInfo
@@ -68,9 +72,15 @@ class HitSummary:
     group: tuple[str, ...] = ()
     language: str | None = None
     code: str | None = None
+    library: str | None = None
+    """``name@version`` the hit comes from (a collection of libraries)."""
+    version_match: str | None = None
+    """How a project's pin chose that version, when not ``exact`` (``nearest``, ...)."""
 
     @classmethod
-    def of(cls, hit: Hit, node: Node, *, with_code: bool = False) -> HitSummary:
+    def of(
+        cls, hit: Hit, node: Node, *, with_code: bool = False, pin: Pin | None = None
+    ) -> HitSummary:
         code = node.dims.get("code") if with_code else None
         lang = node.dims.get("language") if with_code else None
         return cls(
@@ -86,6 +96,8 @@ class HitSummary:
             group=hit.group,
             language=lang if isinstance(lang, str) else None,
             code=code if isinstance(code, str) else None,
+            library=hit.library or None,
+            version_match=pin.match if pin is not None and pin.match != "exact" else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,7 +112,28 @@ class HitSummary:
         out |= {"snippet": self.snippet, "score": self.score, "rank": self.rank}
         if self.code is not None or self.language is not None:
             out |= {"language": self.language, "code": self.code}
+        for key in ("library", "version_match"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
         return out
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """A library version: where its docs came from, and how a project chose it."""
+
+    library: str
+    """``name@version``."""
+    name: str
+    version: str
+    source: str
+    commit: str | None
+    indexed_at: str
+    version_match: str = "exact"
+    """How the version was chosen: ``exact`` (asked for, or what the project uses),
+    ``nearest``, ``range``, ``latest`` (a project's pin that is not exact)."""
+    wanted: str | None = None
+    """The version the project uses, when it is not the one read."""
 
 
 @dataclass(frozen=True)
@@ -115,9 +148,11 @@ class DocsAnswer:
     budget: AnswerBudget
     diagnostics: Mapping[str, Any]
     content: str = NODES_PATH + "{uid}"
+    libraries: tuple[Provenance, ...] = ()
+    """Where each library version among the hits came from (a collection of libraries)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "markdown": self.markdown,
             "results": [h.to_dict() for h in self.results],
             "root": self.root,
@@ -125,6 +160,9 @@ class DocsAnswer:
             "budget": asdict(self.budget),
             "diagnostics": dict(self.diagnostics),
         }
+        if self.libraries:
+            out["libraries"] = [asdict(p) for p in self.libraries]
+        return out
 
 
 @dataclass(frozen=True)
@@ -142,6 +180,10 @@ class FetchAnswer:
     next_offset: int | None
     tokens: int
     max_tokens: int
+    library: str | None = None
+    """``name@version`` of the page (a collection of libraries)."""
+    superseded_by: str | None = None
+    """The same page in the next version held."""
 
 
 @dataclass(frozen=True)
@@ -160,26 +202,66 @@ def search(reader: Reader, args: SearchArgs) -> SearchResponse:
 
 def docs_search(reader: Reader, args: SearchArgs) -> DocsAnswer:
     """The search as an agent reads it: Markdown within ``max_tokens`` and compact hits."""
-    return _answer(search(reader, args), args, with_code=False)
+    return _answer(reader, search(reader, args), args, with_code=False)
 
 
 def code_sample_search(reader: Reader, args: CodeSearchArgs) -> DocsAnswer:
     """Code samples for a task (of one language when given), each hit with its code."""
     sargs = args.search_args()
-    return _answer(search(reader, sargs), sargs, with_code=True)
+    return _answer(reader, search(reader, sargs), sargs, with_code=True)
 
 
-def _answer(res: SearchResponse, args: SearchArgs, *, with_code: bool) -> DocsAnswer:
+def _answer(
+    reader: Reader, res: SearchResponse, args: SearchArgs, *, with_code: bool
+) -> DocsAnswer:
     entries = list(zip(res.results, res.nodes, strict=True))
-    text, cut = render.search_markdown(args.query, entries, args.max_tokens)
+    provenance = provenance_of(reader, [h.library for h in res.results if h.library])
+    labels = {p.library: _label(p) for p in provenance}
+    text, cut = render.search_markdown(args.query, entries, args.max_tokens, labels)
     diag = dict(res.diagnostics) if args.explain else diagnostics_summary(res.diagnostics)
     return DocsAnswer(
         markdown=text,
-        results=tuple(HitSummary.of(h, n, with_code=with_code) for h, n in entries),
+        results=tuple(
+            HitSummary.of(h, n, with_code=with_code, pin=reader.pin_of(h.library))
+            for h, n in entries
+        ),
         root=res.root,
         budget=cut,
         diagnostics=diag,
+        libraries=provenance,
     )
+
+
+def _label(p: Provenance) -> str:
+    """How a Markdown hit names its library version (and a pin that is not exact)."""
+    label = f"{p.name} {p.version}"
+    if p.version_match != "exact":
+        label += f", {p.version_match} to {p.wanted}" if p.wanted else f", {p.version_match}"
+    return label
+
+
+def provenance_of(reader: Reader, refs: Sequence[str]) -> tuple[Provenance, ...]:
+    """The provenance of each library version ``refs`` names, once each, in order."""
+    held = {e.ref: e for e in reader.libraries()}
+    out: list[Provenance] = []
+    for ref in dict.fromkeys(refs):
+        e = held.get(ref)
+        if e is None:
+            continue
+        pin = reader.pin_of(ref)
+        out.append(
+            Provenance(
+                ref,
+                e.name,
+                e.version,
+                e.source,
+                e.commit,
+                e.indexed_at,
+                pin.match if pin is not None else "exact",
+                pin.wanted if pin is not None and pin.match != "exact" else None,
+            )
+        )
+    return tuple(out)
 
 
 def diagnostics_summary(diagnostics: Mapping[str, Any]) -> dict[str, Any]:
@@ -212,7 +294,8 @@ def fetch(reader: Reader, args: FetchArgs) -> FetchAnswer:
     """A page or one section (a URL, path, uid, ``page#anchor``) as Markdown within
     ``max_tokens``, from block ``offset``. The reference is resolved with the xref
     resolver; only an exact match is fetched."""
-    res = reader.resolve_xref(args.ref, limit=5)
+    libs = library_refs(args.library, args.version)
+    res = reader.resolve_xref(args.ref, limit=5, libraries=libs)
     if not res.exact or not res.candidates:
         near = ", ".join(c.uid for c in res.candidates) or "none"
         raise NotFoundError(
@@ -223,7 +306,11 @@ def fetch(reader: Reader, args: FetchArgs) -> FetchAnswer:
     url = meta_str(found, "url") or meta_str(found, "path")
     crumb = found.meta.get("breadcrumb")
     crumb = [str(x) for x in crumb] if isinstance(crumb, list | tuple) else []
-    text, taken, nxt, total = render.page_markdown(found, url, crumb, args.max_tokens, args.offset)
+    newer = successor(reader, found.uid)
+    note = f"_A newer version of this page: {newer} (fetch it with that uid)._" if newer else ""
+    text, taken, nxt, total = render.page_markdown(
+        found, url, crumb, args.max_tokens, args.offset, note
+    )
     if args.offset and args.offset >= total:
         raise QueryError(f"offset {args.offset} is past the end ({total} blocks)")
     title = found.dims.get("title")
@@ -239,23 +326,39 @@ def fetch(reader: Reader, args: FetchArgs) -> FetchAnswer:
         next_offset=nxt,
         tokens=render.estimate_tokens(text),
         max_tokens=args.max_tokens,
+        library=uid_namespace(found.uid),
+        superseded_by=newer,
     )
+
+
+def successor(reader: Reader, uid: str) -> str | None:
+    """The uid of the same page in the next version held (its ``supersededBy``), if any."""
+    try:
+        rel = reader.related(uid, ("supersededBy",), "out", 1, 1)
+    except CogitaveError:
+        return None
+    return rel.items[0].uid if rel.items else None
 
 
 # -- the graph --------------------------------------------------------------------------------
 def related(reader: Reader, args: RelatedArgs) -> RelatedResult:
     """Neighbours of a node within ``depth`` hops, each with the path that reached it."""
-    return reader.related(args.uid, args.labels, args.direction, args.depth, args.limit)  # type: ignore[arg-type]
+    uid = reader.qualify(args.uid, library_refs(args.library, args.version))
+    return reader.related(uid, args.labels, args.direction, args.depth, args.limit)  # type: ignore[arg-type]
 
 
 def learning_path(reader: Reader, args: LearningPathArgs) -> LearningPath:
     """Steps to read before the target (prerequisites first, the target last)."""
-    return reader.learning_path(args.target)
+    return reader.learning_path(
+        reader.qualify(args.target, library_refs(args.library, args.version))
+    )
 
 
 def resolve_xref(reader: Reader, args: XrefArgs) -> XrefResult:
     """Candidates for a reference (uid, path, URL, ``page#anchor``, alias, title)."""
-    return reader.resolve_xref(args.ref, base=args.base, limit=args.limit)
+    libs = library_refs(args.library, args.version)
+    base = reader.qualify(args.base, libs) if args.base else None
+    return reader.resolve_xref(args.ref, base=base, limit=args.limit, libraries=libs)
 
 
 def facets(reader: Reader, args: FacetsArgs) -> Facets:
@@ -266,6 +369,105 @@ def facets(reader: Reader, args: FacetsArgs) -> Facets:
 def query_graph(reader: Reader, args: GraphQueryArgs) -> GraphQueryResult:
     """One bounded read-only ``MATCH ... RETURN`` with named parameters."""
     return reader.query_graph(args.query, args.params)
+
+
+@dataclass(frozen=True)
+class LibraryVersion:
+    """One version of a library: its size and provenance, and whether reads without a
+    version cover it."""
+
+    version: str
+    pages: int
+    nodes: int
+    source: str
+    commit: str | None
+    indexed_at: str
+    default: bool
+    version_match: str | None = None
+    """A project's pin that is not ``exact`` (``nearest``, ``range``, ``latest``)."""
+    wanted: str | None = None
+
+
+@dataclass(frozen=True)
+class LibraryInfo:
+    """A library and the versions held, newest first."""
+
+    name: str
+    key: str
+    versions: tuple[LibraryVersion, ...]
+
+
+@dataclass(frozen=True)
+class LibrariesAnswer:
+    """The libraries a collection holds."""
+
+    libraries: tuple[LibraryInfo, ...]
+
+
+@dataclass(frozen=True)
+class LibraryMatch:
+    """A held library and how well it matches a name (1.0: the same name)."""
+
+    name: str
+    key: str
+    score: float
+    why: str
+    versions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ResolvedLibrary:
+    """The libraries a name may mean, best first; ``found`` when the best is it."""
+
+    query: str
+    found: bool
+    matches: tuple[LibraryMatch, ...]
+
+
+def list_libraries(reader: Reader) -> LibrariesAnswer:
+    """Every library held, with its versions (newest first), sizes and provenance."""
+    entries = reader.libraries()
+    defaults = set(reader.namespaces(None) or [e.ref for e in entries])
+    infos: list[LibraryInfo] = []
+    for key in dict.fromkeys(e.key for e in entries):
+        mine = sorted((e for e in entries if e.key == key), key=lambda e: version_order(e.version))
+        versions = []
+        for e in reversed(mine):
+            pin = reader.pin_of(e.ref)
+            versions.append(
+                LibraryVersion(
+                    e.version,
+                    e.pages,
+                    e.nodes,
+                    e.source,
+                    e.commit,
+                    e.indexed_at,
+                    e.ref in defaults,
+                    pin.match if pin is not None and pin.match != "exact" else None,
+                    pin.wanted if pin is not None and pin.match != "exact" else None,
+                )
+            )
+        infos.append(LibraryInfo(mine[0].name, key, tuple(versions)))
+    return LibrariesAnswer(tuple(infos))
+
+
+def resolve_library(reader: Reader, args: LibraryArgs) -> ResolvedLibrary:
+    """The held libraries ``name`` may mean ("fast api" -> fastapi), best first, each with
+    its versions; ``found`` when the best has the same name (or the same letters)."""
+    entries = reader.libraries()
+    names = {e.key: e.name for e in entries}
+    found = resolve(args.name, list(names), limit=args.limit)
+    matches = tuple(
+        LibraryMatch(
+            names[m.name],
+            m.name,
+            m.score,
+            m.why,
+            tuple(sorted((e.version for e in entries if e.key == m.name), key=version_order)),
+        )
+        for m in found
+    )
+    return ResolvedLibrary(args.name, bool(matches) and matches[0].score >= 0.95, matches)
 
 
 def roots(reader: Reader) -> RootsAnswer:

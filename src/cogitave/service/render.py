@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cogitave.nodes import Node
@@ -114,9 +114,10 @@ def crumbs(breadcrumb: Sequence[str], title: str, uid: str) -> str:
     return CRUMB.join(parts)
 
 
-def hit_blocks(hit: Hit, node: Node) -> list[str]:
-    """One hit: a heading with its breadcrumb, where it lives, then its text."""
-    head = "## " + crumbs(hit.breadcrumb, hit.title, hit.uid)
+def hit_blocks(hit: Hit, node: Node, label: str = "") -> list[str]:
+    """One hit: a heading with its breadcrumb (and its library version's ``label``), where it
+    lives, then its text."""
+    head = "## " + crumbs(hit.breadcrumb, hit.title, hit.uid) + (f" ({label})" if label else "")
     where = hit.url or hit.path or hit.uid
     return [f"{head}\n{where}", *node_blocks(node)]
 
@@ -159,16 +160,21 @@ class AnswerBudget:
 
 
 def search_markdown(
-    query: str, entries: Sequence[tuple[Hit, Node]], max_tokens: int
+    query: str,
+    entries: Sequence[tuple[Hit, Node]],
+    max_tokens: int,
+    labels: Mapping[str, str] | None = None,
 ) -> tuple[str, AnswerBudget]:
     """Hits as one Markdown answer within ``max_tokens``; whole hits first, then as many
-    blocks of the next one as fit. Returns the text and a summary of the cut."""
+    blocks of the next one as fit (``labels``: library version -> how a heading names it).
+    Returns the text and a summary of the cut."""
     budget = max_tokens - NOTE_TOKENS
     parts: list[str] = []
     used = 0
     shown = omitted_blocks = 0
+    labels = labels or {}
     for i, (hit, node) in enumerate(entries):
-        hb = hit_blocks(hit, node)
+        hb = hit_blocks(hit, node, labels.get(hit.library, ""))
         cut = fit(hb, budget - used, at_least_one=i == 0)
         if not cut.kept:
             omitted_blocks += sum(len(hit_blocks(h, n)) for h, n in entries[i:])
@@ -201,15 +207,21 @@ def search_markdown(
 
 
 def page_markdown(
-    node: Node, url: str, breadcrumb: Sequence[str], max_tokens: int, offset: int
+    node: Node,
+    url: str,
+    breadcrumb: Sequence[str],
+    max_tokens: int,
+    offset: int,
+    note: str = "",
 ) -> tuple[str, int, int | None, int]:
     """A node's Markdown from block ``offset`` within ``max_tokens``: ``(text, blocks taken,
-    next offset or None, total blocks)``. At least one block is given, so a reader always
-    moves on, even past a block larger than the budget."""
+    next offset or None, total blocks)``; ``note`` (one line) follows the heading. At least
+    one block is given, so a reader always moves on, even past a block larger than the
+    budget."""
     title = node.dims.get("title")
     items = node_blocks(node)
     head = "# " + crumbs(breadcrumb, title if isinstance(title, str) else "", node.uid)
-    head += f"\n{url or node.uid}"
+    head += f"\n{url or node.uid}" + (f"\n\n{note}" if note else "")
     budget = max_tokens - NOTE_TOKENS - estimate_tokens(head)
     cut = fit(items[offset:], budget, at_least_one=True)
     nxt = offset + len(cut.kept)

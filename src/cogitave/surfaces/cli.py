@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
-import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cogitave import indexing
 from cogitave.errors import CogitaveError, InputError
-from cogitave.indexing import FORMATS, IndexResult, SourceSpec
+from cogitave.indexing import FORMATS, SourceSpec
 from cogitave.surfaces import terminal
-from cogitave.surfaces.terminal import err, out, print_results, progress_bar, sync_line
+from cogitave.surfaces.terminal import err, out, print_results, progress_bar
+
+if TYPE_CHECKING:
+    from cogitave.reader import Reader
 
 app = typer.Typer(
     name="cogitave",
@@ -91,57 +92,20 @@ DebounceOpt = Annotated[
     typer.Option("--debounce", min=10, help="Milliseconds without a change that end a burst."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+ProjectOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--project", help="A project folder: read each library at the version its lockfile says."
+    ),
+]
 
 
-def _index(
-    spec: SourceSpec,
-    quiet: bool,
-    *,
-    shards: int | None = None,
-    ray: str | None = None,
-    embed_actors: int = 1,
-) -> IndexResult:
-    """Sync one source and print what changed; the ingest report and skipped records go to
-    stderr before the long embedding step, so a mistake in the source shows at once."""
-
-    def read(batch: Any) -> None:
-        for p in batch.problems:
-            sys.stderr.write(f"skipped {p}\n")
-        report = getattr(batch, "report", None)
-        if report and not quiet:
-            err.print(report, markup=False)
-
-    with progress_bar(not quiet) as bar:
-        res = indexing.index(
-            spec, progress=bar, on_read=read, shards=shards, ray=ray, embed_actors=embed_actors
-        )
-    out.print(sync_line(res), markup=False, soft_wrap=True)
-    return res
-
-
-def _watch(spec: SourceSpec, debounce: int) -> None:
-    """Sync after every burst of changes until Ctrl-C or SIGTERM; errors print and the
-    watch goes on."""
-
-    def result(res: IndexResult | CogitaveError) -> None:
-        if isinstance(res, CogitaveError):
-            sys.stderr.write(f"error[{res.code}]: {' '.join(res.message.split())}\n")
-        else:
-            out.print(sync_line(res), markup=False, soft_wrap=True)
-        sys.stdout.flush()
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is threading.main_thread():
-        # SIGTERM (a service manager, or a shell whose background jobs ignore SIGINT) stops
-        # the watch as Ctrl-C does; a publish it interrupts leaves HEAD as any crash does
-        signal.signal(signal.SIGTERM, interrupt)
-    err.print(f"watching {spec.source} (Ctrl-C stops)", markup=False)
-    try:
-        indexing.watch(spec, result, debounce=debounce)
-    except KeyboardInterrupt:
-        err.print("stopped watching", markup=False)
+def _reader(collection: Path, project: Path | None, **kw: Any) -> Reader:
+    """The collection to read, pinned to a project's versions (reported on stderr)."""
+    reader = indexing.open_reader(collection, **kw)
+    if project is not None:
+        terminal.project_report(indexing.use_project(reader, project))
+    return reader
 
 
 @app.command()
@@ -175,9 +139,9 @@ def index(
     ones replaced, vanished ones deleted; nothing changed, no new root."""
     spec = SourceSpec(source, collection, fmt, schema, skip_bad, name, add_only, base_url,
                       tuple(allow_outside or ()), library, version, replace)  # fmt: skip
-    _index(spec, quiet, shards=shards, ray=ray, embed_actors=embed_actors)
+    terminal.index(spec, quiet, shards=shards, ray=ray, embed_actors=embed_actors)
     if watch_:
-        _watch(spec, debounce)
+        terminal.watch(spec, debounce)
 
 
 @app.command()
@@ -198,8 +162,8 @@ def watch(
     """Sync SOURCE now, then again after every burst of file changes (Ctrl-C stops)."""
     spec = SourceSpec(source, collection, fmt, schema, skip_bad, name, add_only, base_url,
                       tuple(allow_outside or ()), library, version)  # fmt: skip
-    _index(spec, quiet=True)
-    _watch(spec, debounce)
+    terminal.index(spec, quiet=True)
+    terminal.watch(spec, debounce)
 
 
 @app.command()
@@ -281,6 +245,7 @@ def search(
         ),
     ] = None,
     library: LibrariesOpt = None,
+    project: ProjectOpt = None,
     root: Annotated[str | None, typer.Option(help="A retained root id to read.")] = None,
     ray: RayOpt = None,
     partial: Annotated[
@@ -306,7 +271,7 @@ def search(
         "library": library or None,
     }
     args = SearchArgs(query, **{k: v for k, v in given.items() if v is not None})
-    reader = indexing.open_reader(collection, ray=ray, partial=partial, root=root)
+    reader = _reader(collection, project, ray=ray, partial=partial, root=root)
     if fmt == "markdown":
         sys.stdout.write(ops.docs_search(reader, args).markdown + "\n")
         return
@@ -428,12 +393,8 @@ def eval_(
     terminal.print_scores(scores)
 
 
-DEMO_QUERIES = (
-    "how do I index a folder of markdown",
-    "reciprocal rank fusion",
-    "what happens to a misspeled query",
-    "bounded graph query limits",
-)
+DEMO_QUERIES = ("how do I index a folder of markdown", "reciprocal rank fusion",
+                "what happens to a misspeled query", "bounded graph query limits")  # fmt: skip
 
 
 @app.command()
@@ -447,15 +408,10 @@ def demo(
     ] = None,
 ) -> None:
     """Index the project's own docs into a fresh collection and answer example queries."""
-    import shutil
-
-    from cogitave.collection import Collection
-
     docs = indexing.docs_source(docs or indexing.project_docs())
     collection = collection or Path.cwd() / ".cogitave" / "demo"
-    if Collection.exists(collection):
-        shutil.rmtree(collection)
-    res = _index(SourceSpec(docs, collection, "markdown", name="docs"), quiet=False)
+    indexing.remove_collection(collection)
+    res = terminal.index(SourceSpec(docs, collection, "markdown", name="docs"), quiet=False)
     out.print(f"[bold]indexed {res.live} nodes from {docs} into {collection}[/bold]")
     reader = indexing.open_reader(collection)
     for q in query or DEMO_QUERIES:
@@ -484,6 +440,7 @@ def serve(
         float, typer.Option(help="MCP over HTTP: seconds before an idle session closes.")
     ] = 300.0,
     ray: RayOpt = None,
+    project: ProjectOpt = None,
 ) -> None:
     """Serve REST, GraphQL (/graphql) and MCP (/mcp) over HTTP for one collection."""
     from cogitave.surfaces import http
@@ -494,7 +451,7 @@ def serve(
     sessions = http.McpSessions.of(mcp_sessions, mcp_idle)
     if workers < 1:
         raise InputError("--workers must be >= 1")
-    reader = indexing.open_reader(collection, ray=ray)
+    reader = _reader(collection, project, ray=ray)
     if host not in http.LOOPBACK and not api_key:
         err.print(f"warning: listening on {host} without an API key", markup=False)
     err.print(
@@ -505,11 +462,11 @@ def serve(
 
 
 @app.command("mcp")
-def mcp_(collection: CollectionOpt, ray: RayOpt = None) -> None:
+def mcp_(collection: CollectionOpt, ray: RayOpt = None, project: ProjectOpt = None) -> None:
     """Serve the MCP tools over stdio (for an MCP client to launch)."""
     from cogitave.surfaces.mcp import run_stdio
 
-    run_stdio(indexing.open_reader(collection, ray=ray))
+    run_stdio(_reader(collection, project, ray=ray))
 
 
 def main() -> None:

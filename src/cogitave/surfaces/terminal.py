@@ -8,8 +8,10 @@ progress, reports and errors, so a pipe gets the answer alone.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import textwrap
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -29,10 +31,12 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from cogitave.errors import CogitaveError
+
 if TYPE_CHECKING:
     from cogitave.eval.docs import UrlScore
     from cogitave.eval.run import SystemScore
-    from cogitave.indexing import IndexResult
+    from cogitave.indexing import IndexResult, SourceSpec
     from cogitave.query.types import Hit, SearchResponse
     from cogitave.store.roots import RootInfo
 
@@ -200,3 +204,85 @@ def heading(text: str) -> None:
         out.rule(f"[bold]{escape(text)}")
     else:
         out.print(f"== {text}", markup=False, highlight=False)
+
+
+def libraries_table(libraries: Sequence[Any]) -> Table:
+    """Per library version: pages, nodes, where it came from, when, and whether reads
+    without a version cover it (``*``; a project's pin that is not exact says so)."""
+    t = Table("library", "version", "pages", "nodes", "source", "indexed at", "")
+    for lib in libraries:
+        for v in lib.versions:
+            note = "*" if v.default else ""
+            if v.version_match:
+                note += f" {v.version_match} to {v.wanted}" if v.wanted else f" {v.version_match}"
+            t.add_row(lib.name, v.version, str(v.pages), str(v.nodes), v.source, v.indexed_at, note)
+    return t
+
+
+# -- indexing, as the command line runs it -------------------------------------------------
+def index(
+    spec: SourceSpec,
+    quiet: bool,
+    *,
+    shards: int | None = None,
+    ray: str | None = None,
+    embed_actors: int = 1,
+) -> IndexResult:
+    """Sync one source and print what changed; the ingest report and skipped records go to
+    stderr before the long embedding step, so a mistake in the source shows at once."""
+
+    def read(batch: Any) -> None:
+        for p in batch.problems:
+            sys.stderr.write(f"skipped {p}\n")
+        report = getattr(batch, "report", None)
+        if report and not quiet:
+            err.print(report, markup=False)
+
+    from cogitave import indexing
+
+    with progress_bar(not quiet) as bar:
+        res = indexing.index(
+            spec, progress=bar, on_read=read, shards=shards, ray=ray, embed_actors=embed_actors
+        )
+    out.print(sync_line(res), markup=False, soft_wrap=True)
+    return res
+
+
+def watch(spec: SourceSpec, debounce: int) -> None:
+    """Sync after every burst of changes until Ctrl-C or SIGTERM; errors print and the
+    watch goes on."""
+
+    def result(res: IndexResult | CogitaveError) -> None:
+        if isinstance(res, CogitaveError):
+            sys.stderr.write(f"error[{res.code}]: {' '.join(res.message.split())}\n")
+        else:
+            out.print(sync_line(res), markup=False, soft_wrap=True)
+        sys.stdout.flush()
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    from cogitave import indexing
+
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM (a service manager, or a shell whose background jobs ignore SIGINT) stops
+        # the watch as Ctrl-C does; a publish it interrupts leaves HEAD as any crash does
+        signal.signal(signal.SIGTERM, interrupt)
+    err.print(f"watching {spec.source} (Ctrl-C stops)", markup=False)
+    try:
+        indexing.watch(spec, result, debounce=debounce)
+    except KeyboardInterrupt:
+        err.print("stopped watching", markup=False)
+
+
+def project_report(pins: Any) -> None:
+    """What ``--project`` chose, on stderr: per library used, the version read and how."""
+    if pins is None:
+        err.print("warning: this collection holds one library; --project pins nothing")
+        return
+    for w in pins.warnings:
+        err.print(f"warning: {w}", markup=False)
+    for d in pins.dependencies:
+        if d.library is not None:
+            err.print(f"{d.package}: {d.library}@{d.version or '-'} ({d.match}: {d.reason})",
+                      markup=False, highlight=False)  # fmt: skip
