@@ -22,7 +22,7 @@ from cogitave.graph import tools as graph_tools
 from cogitave.graph.query import GraphQueryResult, query_graph
 from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
 from cogitave.graph.traverse import Direction
-from cogitave.libraries.layout import LibraryEntry, Pin
+from cogitave.libraries.layout import LibraryEntry, Pin, version_order
 from cogitave.nodes import Node, uid_namespace
 from cogitave.query.engine import Engine
 from cogitave.query.types import SearchRequest, SearchResponse
@@ -73,6 +73,8 @@ class Description:
     exact: tuple[str, ...]
     labels: tuple[str, ...]
     nodes: int
+    libraries: tuple[str, ...] = ()
+    """``name version, version`` per library held (a collection of libraries)."""
 
 
 class Reader:
@@ -146,7 +148,16 @@ class Reader:
             exact=tuple(d for d in schema.exact if d != "kind"),
             labels=EDGE_LABELS,
             nodes=port.live_count,
+            libraries=self._library_lines(),
         )
+
+    def _library_lines(self) -> tuple[str, ...]:
+        entries = [e for e in self.libraries() if e.dir]  # a collection of no libraries: none
+        lines = []
+        for key in dict.fromkeys(e.key for e in entries):
+            versions = sorted((e.version for e in entries if e.key == key), key=version_order)
+            lines.append(f"{key} ({', '.join(reversed(versions))})")
+        return tuple(lines)
 
     # -- search and nodes -------------------------------------------------------------------
     def search(self, request: SearchRequest | str, **kw: Any) -> SearchResponse:

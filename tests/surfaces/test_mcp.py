@@ -23,6 +23,8 @@ from tests.helpers import docs_collection
 
 CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
 TOOLS = {
+    "list_libraries",
+    "resolve_library",
     "docs_search",
     "docs_fetch",
     "code_sample_search",

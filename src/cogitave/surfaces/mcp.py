@@ -45,6 +45,7 @@ from cogitave.service.args import (
     FetchArgs,
     GraphQueryArgs,
     LearningPathArgs,
+    LibraryArgs,
     RelatedArgs,
     SearchArgs,
     XrefArgs,
@@ -88,6 +89,14 @@ MaxTokens = Annotated[
     ),
 ]
 Uid = Annotated[str, Field(min_length=1, description="A node uid, as a search result gives it.")]
+Version = Annotated[
+    str | None,
+    Field(
+        max_length=100,
+        description="The version of `library` to read (default: the version the project "
+        "uses, else the newest held).",
+    ),
+]
 
 
 def _answer(budget: Budget, answer: Any) -> CallToolResult:
@@ -128,6 +137,7 @@ def _describe(reader: Reader) -> dict[str, str]:
         "semantic": ", ".join(d.semantic),
         "exact": ", ".join(d.exact) or "none",
         "labels": ", ".join(d.labels),
+        "libraries": "; ".join(d.libraries),
     }
 
 
@@ -145,6 +155,18 @@ def build_mcp(
     routine tool errors (the model's bad calls) out of the log."""
     facts = _describe(col)
     workers = pool if pool is not None else WorkerPool()
+    held = f" Libraries here: {facts['libraries']}." if facts["libraries"] else ""
+    Library = Annotated[
+        str | list[str] | None,
+        Field(
+            description="Only this library (a name, or name@version; a list for several). "
+            f"Default: every library at its default version.{held}"
+        ),
+    ]
+    OneLibrary = Annotated[
+        str | None,
+        Field(description=f"The library to read in (a name, or name@version).{held}"),
+    ]
 
     async def _call(fn: Callable[[], Any], *, heavy: bool = False) -> CallToolResult:
         """Run a facade call on the pool (graph walks on its heavy lane); an engine error
@@ -185,6 +207,8 @@ def build_mcp(
             bool, Field(description="Return the full diagnostics (plan, lenses, timings).")
         ] = False,
         max_tokens: MaxTokens = DEFAULT_TOKENS,
+        library: Library = None,
+        version: Version = None,
     ) -> CallToolResult:
         def run() -> ops.DocsAnswer:
             args = SearchArgs(
@@ -196,6 +220,8 @@ def build_mcp(
                 explain=explain,
                 path_prefix=path_prefix,
                 max_tokens=max_tokens,
+                library=library,  # type: ignore[arg-type]
+                version=version,
             )
             return ops.docs_search(col, args)
 
@@ -209,9 +235,15 @@ def build_mcp(
         ] = None,
         limit: Limit = SEARCH_LIMIT,
         max_tokens: MaxTokens = DEFAULT_TOKENS,
+        library: Library = None,
+        version: Version = None,
     ) -> CallToolResult:
+        libs = (library,) if isinstance(library, str) else library
         return await _call(
-            lambda: ops.code_sample_search(col, CodeSearchArgs(query, language, limit, max_tokens))
+            lambda: ops.code_sample_search(
+                col,
+                CodeSearchArgs(query, language, limit, max_tokens, libs and tuple(libs), version),
+            )
         )
 
     async def docs_fetch(
@@ -237,8 +269,12 @@ def build_mcp(
             int,
             Field(ge=0, description="Block to start from: the next_offset of the last answer."),
         ] = 0,
+        library: OneLibrary = None,
+        version: Version = None,
     ) -> CallToolResult:
-        return await _call(lambda: ops.fetch(col, FetchArgs(ref, max_tokens, offset)))
+        return await _call(
+            lambda: ops.fetch(col, FetchArgs(ref, max_tokens, offset, library, version))
+        )
 
     async def get_related(
         uid: Uid,
@@ -254,9 +290,16 @@ def build_mcp(
         limit: Annotated[
             int, Field(ge=1, le=RELATED_MAX_LIMIT, description="Rows, 1-1000.")
         ] = RELATED_DEFAULT_LIMIT,
+        library: OneLibrary = None,
+        version: Version = None,
     ) -> CallToolResult:
-        args = RelatedArgs(uid, tuple(labels) if labels else None, direction, depth, limit)
-        return await _call(lambda: ops.related(col, args), heavy=True)
+        labels_ = tuple(labels) if labels else None
+        return await _call(
+            lambda: ops.related(
+                col, RelatedArgs(uid, labels_, direction, depth, limit, library, version)
+            ),
+            heavy=True,
+        )
 
     async def get_learning_path(
         target: Annotated[
@@ -266,8 +309,13 @@ def build_mcp(
                 description="A node uid, skill:<slug>, role:<slug>, or a skill or role name.",
             ),
         ],
+        library: OneLibrary = None,
+        version: Version = None,
     ) -> CallToolResult:
-        return await _call(lambda: ops.learning_path(col, LearningPathArgs(target)), heavy=True)
+        return await _call(
+            lambda: ops.learning_path(col, LearningPathArgs(target, library, version)),
+            heavy=True,
+        )
 
     async def resolve_xref(
         ref: Annotated[
@@ -284,8 +332,12 @@ def build_mcp(
         limit: Annotated[
             int, Field(ge=1, le=XREF_MAX_LIMIT, description="Candidates, 1-50.")
         ] = XREF_DEFAULT_LIMIT,
+        library: OneLibrary = None,
+        version: Version = None,
     ) -> CallToolResult:
-        return await _call(lambda: ops.resolve_xref(col, XrefArgs(ref, base, limit)))
+        return await _call(
+            lambda: ops.resolve_xref(col, XrefArgs(ref, base, limit, library, version))
+        )
 
     async def query_graph(
         query: Annotated[
@@ -302,6 +354,22 @@ def build_mcp(
     ) -> CallToolResult:
         return await _call(lambda: ops.query_graph(col, GraphQueryArgs(query, params)), heavy=True)
 
+    async def list_libraries() -> CallToolResult:
+        return await _call(lambda: ops.list_libraries(col))
+
+    async def resolve_library(
+        name: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=200,
+                description='A library or package name as you know it ("fast api", '
+                '"@tanstack/react-query").',
+            ),
+        ],
+    ) -> CallToolResult:
+        return await _call(lambda: ops.resolve_library(col, LibraryArgs(name)))
+
     descriptions = {
         docs_search: (
             "Search the documentation collection: BM25 and dense retrieval fused with "
@@ -315,7 +383,11 @@ def build_mcp(
             "URL. The structured answer has `results` (uid, kind, title, url, path, "
             "breadcrumb, snippet, score, rank), the `root` once, and a `diagnostics` "
             f"summary; explain=true gives the full diagnostics. Limits: limit 1-"
-            f"{TOOL_MAX_LIMIT}, query up to {MAX_QUERY_CHARS} characters."
+            f"{TOOL_MAX_LIMIT}, query up to {MAX_QUERY_CHARS} characters. In a collection of "
+            "libraries every hit names its `library` (name@version, also in its heading) and "
+            "`libraries` gives each one's source and when it was indexed; `library` and "
+            "`version` choose what is searched (default: every library at the version the "
+            f"project uses, else the newest held).{held}"
         ),
         code_sample_search: (
             "Find code samples (fenced code blocks of the docs) for a task. Searches with "
@@ -354,6 +426,19 @@ def build_mcp(
             "`base`), a URL path, page#anchor, a title or an API symbol. Returns candidates "
             "best first with score and evidence; exact=false means nothing matched exactly "
             "and the candidates are only similar titles or paths."
+        ),
+        list_libraries: (
+            "The libraries this collection holds: per library its versions, newest first, "
+            "with pages, nodes, the source and commit they were indexed from and when, which "
+            "version a search without a version reads (`default`), and how a project's pin "
+            "chose it when not exactly (`version_match`: nearest, range, latest; `wanted`: "
+            f"the version the project uses).{held}"
+        ),
+        resolve_library: (
+            "Which held library a name means: every library scored against the name, best "
+            "first, with its versions; `found` is true when the best has the same name "
+            "(ignoring case and separators: 'fast api' is fastapi). Use the `key` it returns "
+            "as the `library` argument of the other tools, with `version` to pick one."
         ),
         query_graph: (
             "Read-only openCypher-style query over the documentation graph. Only MATCH / "
