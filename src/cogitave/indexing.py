@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cogitave.errors import CogitaveError, ConflictError, InputError, NotFoundError
 from cogitave.libraries.names import library_key
@@ -184,6 +184,10 @@ def index(
     from cogitave.distributed.layout import is_sharded
 
     check_folder(spec.collection)
+    from cogitave.libraries.packs import is_pack
+
+    if is_pack(spec.source):
+        return _import_pack(spec, progress)
     batch = read(spec)
     if on_read is not None:
         on_read(batch)
@@ -253,6 +257,31 @@ def _index_library(
     return IndexResult(
         ref.ref, len(batch.nodes), skipped, ref.nodes, ref.root, res, None, report, ref.ref
     )
+
+
+def _import_pack(spec: SourceSpec, progress: Progress | None) -> IndexResult:
+    """Import an index pack (a library version, checked object by object, not re-embedded)."""
+    from cogitave.collection import Collection
+    from cogitave.libraries.collection import LibraryCollection
+    from cogitave.libraries.layout import is_library_collection
+
+    path = spec.collection
+    if Collection.exists(path):
+        raise InputError(f"{path} holds one library already: import packs into a new collection")
+    lib = LibraryCollection.open(path) if is_library_collection(path) else None
+    lib = lib or LibraryCollection.create(path)
+    e = lib.import_pack(spec.source, replace=spec.replace, progress=progress)
+    return IndexResult(str(spec.source), e.nodes, (), e.nodes, e.root, library=e.ref)
+
+
+def export_pack(path: Path, ref: str, out: Path) -> Any:
+    """Write library version ``ref`` of the collection at ``path`` to the pack file ``out``."""
+    from cogitave.libraries.collection import LibraryCollection
+    from cogitave.libraries.layout import is_library_collection
+
+    if not is_library_collection(path):
+        raise InputError(f"{path} holds no libraries to pack (index with --library first)")
+    return LibraryCollection.open(path).export_pack(ref, out)
 
 
 def identity(spec: SourceSpec) -> tuple[str, str, str | None]:

@@ -84,3 +84,15 @@ def test_a_plain_collection_is_not_turned_into_libraries(tmp_path: Path) -> None
     assert bad.returncode == 2 and "new collection" in bad.stderr
     body = json.loads(run_cli("libraries", "-c", str(tmp_path / "plain"), "--json").stdout)
     assert [lib["key"] for lib in body["libraries"]] == ["site"]
+
+
+def test_pack_and_import_from_the_command_line(col: Path, tmp_path: Path) -> None:
+    pack = tmp_path / "demo.cogpack"
+    res = run_cli("pack", "-c", str(col), "--library", "demo-kit@2.0.0", "-o", str(pack))
+    assert "packed demo-kit@2.0.0" in res.stdout and pack.is_file()
+    res = run_cli("index", "-c", str(tmp_path / "offline"), str(pack), "-q")
+    assert "imported demo-kit@2.0.0" in res.stdout and "nothing embedded" in res.stdout
+    hits = run_cli("search", "retry", "-c", str(tmp_path / "offline"), "--json").stdout
+    assert {h["library"] for h in json.loads(hits)["results"]} == {"demo-kit@2.0.0"}
+    bad = run_cli("pack", "-c", str(col), "--library", "nope", "-o", str(pack), ok=False)
+    assert bad.returncode == 2 and "no library" in bad.stderr

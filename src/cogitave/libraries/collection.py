@@ -28,19 +28,23 @@ import itertools
 import shutil
 import threading
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from dataclasses import replace as replace_
 from pathlib import Path
+from typing import Any
 
 from cogitave.collection import Collection
 from cogitave.config import Settings
 from cogitave.distributed.shard import ShardServer
 from cogitave.distributed.view import LocalShard, ShardedView
-from cogitave.errors import ConflictError, InputError, NotFoundError
+from cogitave.errors import ConflictError, CorruptionError, EncoderError, InputError, NotFoundError
 from cogitave.expand.embed import DEFAULT_ENCODER
 from cogitave.libraries import layout
 from cogitave.libraries.layout import LibrariesManifest, LibraryEntry, Pin, version_order
 from cogitave.libraries.names import library_key, resolve, split_ref
+from cogitave.libraries.packs import PackInfo, check_replace, install_root, unpack, write_pack
 from cogitave.libraries.project import match_version, read_project
 from cogitave.nodes import Edge, Node, local_uid, uid_namespace
 from cogitave.publish import Progress, Published
@@ -48,6 +52,7 @@ from cogitave.query.types import SearchRequest, SearchResponse
 from cogitave.reader import Reader
 from cogitave.schema import Schema
 from cogitave.store.graph import publish_graph
+from cogitave.store.manifest import Manifest
 from cogitave.store.port import ReadPort
 from cogitave.store.roots import RootInfo, RootStore
 from cogitave.store.snapshot import Snapshot
@@ -407,6 +412,92 @@ class LibraryCollection(Reader):
             layout.write_manifest(self.path, manifest)
         self.refresh()
         return res
+
+    def export_pack(self, ref: str, out: Path) -> PackInfo:
+        """Write library version ``ref`` (``name@version``; a name: its default version) to
+        the pack file ``out`` (:mod:`cogitave.libraries.packs`)."""
+        (entry,) = self.select([ref])
+        return write_pack(RootStore(self.path / entry.dir), entry, out)
+
+    def import_pack(
+        self, pack: Path, *, replace: bool = False, progress: Progress | None = None
+    ) -> LibraryEntry:
+        """Import a pack: checked object by object, then published as the library version it
+        holds, nothing embedded again. A version held from another source is refused unless
+        ``replace``; a pack of another encoder than the collection's is refused."""
+        staging = RootStore(self.path / layout.LIBS / f".import-{uuid.uuid4().hex}")
+        staging.init()
+        try:
+            held = self.manifest.libraries
+            info, root_bytes = unpack(
+                pack, staging, self.manifest.encoder if held else Any, progress
+            )
+            return self.adopt(staging.path, info, root_bytes, replace=replace)
+        finally:
+            shutil.rmtree(staging.path, ignore_errors=True)
+
+    def adopt(
+        self, staging: Path, info: PackInfo, root_bytes: bytes, *, replace: bool = False
+    ) -> LibraryEntry:
+        """Make the checked objects and root in ``staging`` (an imported pack) the library
+        version ``info`` names, and publish the new view (nothing is embedded again)."""
+        key = library_key(info.name)
+        version = _check_version(info.version)
+        ref = f"{key}@{version}"
+        if ref != info.library:
+            raise CorruptionError(f"the pack's library {info.library!r} is not {ref!r}")
+        with layout.writer_lock(self.path):
+            manifest = layout.read_manifest(self.path)
+            if manifest.libraries and manifest.encoder != info.encoder:
+                raise EncoderError(
+                    f"the pack was made with encoder {info.encoder!r}; this collection embeds "
+                    f"with {manifest.encoder!r}: vectors of different encoders are not "
+                    "comparable (index the library's docs instead)"
+                )
+            entry = manifest.find(ref)
+            check_replace(entry, info, replace)
+            src = RootStore(staging)
+            pack_manifest = Manifest.from_json(root_bytes, source=f"pack {ref}")
+            if manifest.libraries:
+                base = self._snapshot(manifest.libraries[0]).schema
+                theirs = Schema.from_dict(pack_manifest.schema, source=f"pack {ref}")
+                extra = [d.name for d in theirs.dimensions if base.get(d.name) is None]
+                if extra:
+                    raise InputError(
+                        f"the libraries of a collection share one schema; the pack's {ref} "
+                        f"has dimensions the others lack: {', '.join(extra)}"
+                    )
+            rel = entry.dir if entry else layout.library_dir(key, version)
+            store = RootStore(self.path / rel)
+            store.init()
+            for digest in dict.fromkeys(pack_manifest.objects()):
+                store.put_file(src.object_path(digest), digest)
+            old = set(self._snapshot(entry).nodes.nid_of) if entry else set()
+            install_root(store, info.root, root_bytes)
+            snap = Snapshot.open(store, info.root)
+            table = snap.nodes
+            nodes = [table.node(nid) for nid in table.live_nids().tolist()]
+            graph = publish_graph(
+                self._graph_store(), manifest.graph, nodes, old - set(table.nid_of)
+            )
+            new = LibraryEntry(
+                name=info.name,
+                version=version,
+                dir=rel,
+                root=info.root,
+                source=info.source,
+                commit=info.commit,
+                indexed_at=info.indexed_at,
+                nodes=len(nodes),
+                pages=sum(1 for n in nodes if n.kind == "page"),
+            )
+            manifest = replace_(manifest.with_entry(new), graph=graph)
+            if not manifest.libraries[:-1] and entry is None:
+                manifest = replace_(manifest, encoder=info.encoder)
+            manifest = self._successors(manifest, key)
+            layout.write_manifest(self.path, manifest)
+        self.refresh()
+        return new
 
     def delete_library(self, ref: str) -> list[LibraryEntry]:
         """Delete ``name@version``, or every version of ``name``; returns what was deleted."""

@@ -19,8 +19,27 @@ import typer
 
 from cogitave import indexing
 from cogitave.errors import CogitaveError, InputError
-from cogitave.indexing import FORMATS, SourceSpec
+from cogitave.indexing import SourceSpec
 from cogitave.surfaces import terminal
+from cogitave.surfaces.cli_options import (
+    AddOnlyOpt,
+    AllowOutsideOpt,
+    BaseUrlOpt,
+    CollectionOpt,
+    DebounceOpt,
+    FormatOpt,
+    JsonOpt,
+    LibrariesOpt,
+    LibraryOpt,
+    ProjectOpt,
+    QuietOpt,
+    RayOpt,
+    ReplaceOpt,
+    SchemaOpt,
+    SkipBadOpt,
+    SourceOpt,
+    VersionOpt,
+)
 from cogitave.surfaces.terminal import err, out, print_results, progress_bar
 
 if TYPE_CHECKING:
@@ -34,70 +53,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-CollectionOpt = Annotated[Path, typer.Option("--collection", "-c", help="Collection directory.")]
-RayOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--ray", help="Sharded collections: a Ray address, or 'local' to start Ray for the command."
-    ),
-]
 SEARCH_FORMATS = ("text", "json", "markdown")
-SourceOpt = Annotated[
-    str | None,
-    typer.Option("--source", help="Name of the source (default: its resolved path)."),
-]
-FormatOpt = Annotated[
-    str,
-    typer.Option(
-        "--format",
-        "-f",
-        help=" | ".join(FORMATS) + " (smart: CISI, CACM, ...; docs: MkDocs, Hugo, Docusaurus, "
-        "VitePress, Sphinx, Markdown/MDX/RST folder; markdown is the same)",
-    ),
-]
-BaseUrlOpt = Annotated[
-    str | None,
-    typer.Option("--base-url", help="Site URL that makes page URLs absolute (over config)."),
-]
-AllowOutsideOpt = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--allow-outside",
-        help="A folder outside the docs tree that its includes or config may read (repeatable).",
-    ),
-]
-SchemaOpt = Annotated[Path | None, typer.Option(help="Schema file (TOML).")]
-LibraryOpt = Annotated[
-    str | None,
-    typer.Option("--library", help="The library SOURCE documents (default: as its docs say)."),
-]
-VersionOpt = Annotated[
-    str | None, typer.Option("--version", help="Its version (default: as its docs say).")
-]
-ReplaceOpt = Annotated[
-    bool, typer.Option("--replace", help="Replace a version indexed from another source.")
-]
-LibrariesOpt = Annotated[
-    list[str] | None,
-    typer.Option("--library", help="Only this library, NAME or NAME@VERSION (repeatable)."),
-]
-SkipBadOpt = Annotated[bool, typer.Option("--skip-bad", help="Write good records, list bad ones.")]
-AddOnlyOpt = Annotated[
-    bool,
-    typer.Option("--add-only", help="Add and replace, never delete (a stream of JSONL records)."),
-]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q")]
-DebounceOpt = Annotated[
-    int,
-    typer.Option("--debounce", min=10, help="Milliseconds without a change that end a burst."),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-ProjectOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--project", help="A project folder: read each library at the version its lockfile says."
-    ),
-]
 
 
 def _reader(collection: Path, project: Path | None, **kw: Any) -> Reader:
@@ -304,6 +260,18 @@ def libraries(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
         sys.stdout.write(json.dumps(ops.to_json(answer)) + "\n")
         return
     out.print(terminal.libraries_table(answer.libraries))
+
+
+@app.command()
+def pack(
+    collection: CollectionOpt,
+    library: Annotated[str, typer.Option("--library", help="NAME@VERSION to pack.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The pack file to write.")],
+) -> None:
+    """Write one library version as a portable pack (cogitave index FILE imports it)."""
+    info = indexing.export_pack(collection, library, output)
+    out.print(f"packed {info.library}: {info.objects} objects, {info.bytes:,} bytes -> {output}",
+              markup=False)  # fmt: skip
 
 
 @app.command()

@@ -107,8 +107,13 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], Non
 
 def sync_line(res: IndexResult) -> str:
     """One line for one sync: what was read, what changed, what was embedded, the root."""
-    head = f"indexed {res.read} nodes ({len(res.skipped)} skipped) from {res.source}: "
     pub = res.published
+    if pub is None and res.shards is None:  # an index pack
+        return (
+            f"imported {res.library} from {res.source}: {res.live} nodes, nothing embedded; "
+            f"root {res.root[:12]}"
+        )
+    head = f"indexed {res.read} nodes ({len(res.skipped)} skipped) from {res.source}: "
     if res.shards is not None:
         return head + f"{res.shards} shards"
     assert pub is not None

@@ -1,0 +1,74 @@
+"""The options the commands of :mod:`cogitave.surfaces.cli` share, as typer annotations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cogitave.indexing import FORMATS
+
+CollectionOpt = Annotated[Path, typer.Option("--collection", "-c", help="Collection directory.")]
+RayOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray", help="Sharded collections: a Ray address, or 'local' to start Ray for the command."
+    ),
+]
+SourceOpt = Annotated[
+    str | None,
+    typer.Option("--source", help="Name of the source (default: its resolved path)."),
+]
+FormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        "-f",
+        help=" | ".join(FORMATS) + " (smart: CISI, CACM, ...; docs: MkDocs, Hugo, Docusaurus, "
+        "VitePress, Sphinx, Markdown/MDX/RST folder; markdown is the same)",
+    ),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", help="Site URL that makes page URLs absolute (over config)."),
+]
+AllowOutsideOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--allow-outside",
+        help="A folder outside the docs tree that its includes or config may read (repeatable).",
+    ),
+]
+SchemaOpt = Annotated[Path | None, typer.Option(help="Schema file (TOML).")]
+LibraryOpt = Annotated[
+    str | None,
+    typer.Option("--library", help="The library SOURCE documents (default: as its docs say)."),
+]
+VersionOpt = Annotated[
+    str | None, typer.Option("--version", help="Its version (default: as its docs say).")
+]
+ReplaceOpt = Annotated[
+    bool, typer.Option("--replace", help="Replace a version indexed from another source.")
+]
+LibrariesOpt = Annotated[
+    list[str] | None,
+    typer.Option("--library", help="Only this library, NAME or NAME@VERSION (repeatable)."),
+]
+SkipBadOpt = Annotated[bool, typer.Option("--skip-bad", help="Write good records, list bad ones.")]
+AddOnlyOpt = Annotated[
+    bool,
+    typer.Option("--add-only", help="Add and replace, never delete (a stream of JSONL records)."),
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q")]
+DebounceOpt = Annotated[
+    int,
+    typer.Option("--debounce", min=10, help="Milliseconds without a change that end a burst."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+ProjectOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--project", help="A project folder: read each library at the version its lockfile says."
+    ),
+]
