@@ -56,6 +56,7 @@ SECTIONS = (
     "concurrency",
     "load",
     "filters",
+    "libraries",
 )
 
 #: A line starting with this inside a section points at a history file; it belongs to today's
