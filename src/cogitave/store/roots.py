@@ -28,6 +28,7 @@ to the newest-kept rule.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cogitave.errors import ConflictError, CorruptionError, NotFoundError
+from cogitave.errors import ConflictError, CorruptionError, NotFoundError, StorageError
 from cogitave.store.manifest import FORMAT_VERSION, Manifest
 
 DEFAULT_RETENTION = 8
@@ -315,9 +316,14 @@ class RootStore:
     # -- writer lock ------------------------------------------------------------------------
     @contextlib.contextmanager
     def writer_lock(self) -> Iterator[None]:
-        """Exclusive writer lock; a second writer gets a ConflictError at once."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+        """Exclusive writer lock; a second writer gets a ConflictError at once. A file-system
+        failure while it is held (a full disk, a read-only mount) is a :class:`StorageError`:
+        HEAD moves last, so it still names the previous root."""
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise self._storage_error(e) from e
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -326,9 +332,21 @@ class RootStore:
                     f"another writer holds the lock on {self.path} (file LOCK); "
                     "one writer at a time"
                 ) from e
-            yield
+            try:
+                yield
+            except OSError as e:
+                raise self._storage_error(e) from e
         finally:
             os.close(fd)
+
+    def _storage_error(self, e: OSError) -> StorageError:
+        what = e.strerror or type(e).__name__
+        where = f" ({e.filename})" if e.filename else ""
+        return StorageError(
+            f"cannot write the collection at {self.path}: {what}{where}; nothing was "
+            "published, HEAD still names the previous root",
+            details={"errno": errno.errorcode.get(e.errno or 0, str(e.errno))},
+        )
 
     # -- readers' holds ----------------------------------------------------------------------
     def pin(self, rid: str) -> Pin | None:
