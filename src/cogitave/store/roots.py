@@ -104,11 +104,7 @@ def object_hash(digest: object) -> str:
 def file_name(name: object) -> str:
     """``name`` if it is a plain file name (no separator, not ``.``/``..``, no NUL), else
     corruption: a lexical file table names files inside a snapshot directory only."""
-    if (
-        not isinstance(name, str)
-        or name in ("", ".", "..")
-        or any(c in name for c in "/\\\x00")
-    ):
+    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\x00"):
         raise CorruptionError(f"{repr(name)[:80]} is not a file name of a lexical index")
     return name
 
