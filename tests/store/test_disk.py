@@ -8,10 +8,14 @@ import errno
 import gc
 import json
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -21,7 +25,9 @@ from cogitave.query.types import SearchRequest
 from cogitave.store import roots
 from cogitave.surfaces.http import create_app
 from tests.conftest import SCHEMA, make_nodes
-from tests.helpers import BASE_URL, docs_batch, run_cli
+from tests.helpers import BASE_URL, docs_batch, free_port, run_cli
+
+CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
 
 
 # -- read-only collections ----------------------------------------------------------------------
@@ -82,6 +88,36 @@ def test_a_read_only_collection_opens_and_answers(
         assert json.loads(res.stdout)["results"]
         del col, c
     assert sorted(p.relative_to(docs_src) for p in docs_src.rglob("*")) == before
+
+
+def test_serve_answers_from_a_read_only_collection(docs_src: Path, tmp_path: Path) -> None:
+    with read_only_view(docs_src, tmp_path / "ro") as mnt:
+        port = free_port()
+        argv = [*CLI, "serve", "--collection", str(mnt / "col"), "--port", str(port)]
+        log = tmp_path / "serve.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=out)
+        try:
+            answer = None
+            for _ in range(120):  # up to a minute for the server to start
+                if proc.poll() is not None:
+                    break
+                try:
+                    answer = httpx.post(
+                        f"http://127.0.0.1:{port}/search", json={"query": "install"}, timeout=5
+                    )
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.5)
+            assert answer is not None, log.read_text()[-500:]
+            assert answer.status_code == 200 and answer.json()["results"], answer.text[:300]
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def test_publishing_to_a_read_only_collection_is_one_line(docs_src: Path, tmp_path: Path) -> None:
