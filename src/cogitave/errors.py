@@ -18,13 +18,16 @@ The tree::
     ├── HTTPError                      (per status)    4xx   transport errors (unknown path, wrong
     │                                                        method, unreadable GraphQL request)
     ├── CorruptionError                corrupt         500*  checksum mismatch naming the file
+    ├── StorageError                   io              500*  the collection's files could not be
+    │                                                        written (a full disk, a read-only
+    │                                                        mount); the previous root stays
     ├── EncoderError                   encoder         500*  encoder unavailable / mismatched
     ├── InternalError                  internal        500*  unexpected fault (details only logged)
     ├── UnavailableError               unavailable     503   server busy or a part not running
     └── QueryGraphError                (own codes)     400   bounded graph query violation
 
-(*) corruption and encoder errors are faults of the installation, not of the caller's input;
-the surfaces still answer with a JSON body and a code, never a traceback.
+(*) corruption, storage and encoder errors are faults of the installation, not of the
+caller's input; the surfaces still answer with a JSON body and a code, never a traceback.
 
 Surfaces read ``code``, ``http_status`` and ``message``; they never inspect the class.
 """
@@ -95,6 +98,14 @@ class CorruptionError(CogitaveError):
     http_status = 500
 
 
+class StorageError(CogitaveError):
+    """Writing the collection failed at the file system (``ENOSPC``, ``EROFS``, ``EIO``): a
+    publish stops there and HEAD still names the previous, whole root."""
+
+    code = "io"
+    http_status = 500
+
+
 class EncoderError(CogitaveError):
     code = "encoder"
     http_status = 500
@@ -129,10 +140,13 @@ class HTTPError(CogitaveError):
 
     CODES: ClassVar[dict[int, str]] = {
         400: "bad_request",
+        403: "forbidden",
         404: "not_found",
         405: "method_not_allowed",
         406: "not_acceptable",
+        413: "too_large",
         415: "unsupported_media_type",
+        421: "misdirected_request",
     }
 
     def __init__(self, status: int, message: str) -> None:

@@ -431,6 +431,30 @@ def test_node_content_renders_as_markdown_without_raw_html(browser: Any, server:
     assert out["tags"][:3] == ["h4", "p", "p"] and "ul" in out["tags"] and "pre" in out["tags"]
 
 
+@pytest.mark.parametrize(
+    "target",
+    [
+        "\x01javascript:alert(2)",
+        "\x1fJaVaScRiPt:alert(2)",
+        "\x00javascript:alert(2)",
+        "\x1b data:text/html,x",
+        "\x7f\x01vbscript:x",
+    ],
+)
+def test_a_link_is_read_as_a_browser_reads_it(browser: Any, server: str, target: str) -> None:
+    """A browser's URL parser drops leading C0 controls and spaces: such a link to
+    javascript: must not pass as a relative one."""
+    open_page(browser, server)
+    out = browser.execute_script(MD_PROBE, f"[x]({target}) [ok](\x01https://example.org/)")
+    hrefs = out["hrefs"]
+    assert hrefs[-1] == "https://example.org/"
+    for href in hrefs[:-1]:  # what is left is a link the browser does not read as a script
+        resolved = browser.execute_script(
+            "return new URL(arguments[0], location.href).protocol", href
+        )
+        assert resolved in ("http:", "https:"), (target, href, resolved)
+
+
 def test_the_page_shows_when_the_root_changed(browser: Any, tmp_path: Path) -> None:
     from tests.conftest import SCHEMA, make_nodes
 

@@ -299,8 +299,20 @@ class GraphQueryArgs:
     def __post_init__(self) -> None:
         if not isinstance(self.query, str):
             raise QueryGraphError("syntax", "query must be a string: MATCH ... RETURN ...")
+        if not valid_text(self.query):
+            raise QueryGraphError("syntax", "query is not valid Unicode text (a lone surrogate)")
         if self.params is not None and not isinstance(self.params, Mapping):
             raise QueryGraphError("param", "params must be an object mapping names to values")
+        stack: list[Any] = [self.params]
+        while stack:  # names and string values, however nested
+            v = stack.pop()
+            if isinstance(v, Mapping):
+                stack.extend(v.keys())
+                stack.extend(v.values())
+            elif isinstance(v, list | tuple):
+                stack.extend(v)
+            elif isinstance(v, str) and not valid_text(v.replace("\x00", "")):
+                raise QueryGraphError("param", "a parameter is not valid Unicode text")
 
     @classmethod
     def from_dict(cls, data: Any) -> GraphQueryArgs:

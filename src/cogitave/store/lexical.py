@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import threading
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -34,7 +36,7 @@ from cogitave.errors import CorruptionError
 from cogitave.expand import analysis
 from cogitave.nodes import Node
 from cogitave.schema import Schema
-from cogitave.store.roots import RootStore
+from cogitave.store.roots import RootStore, file_name, root_id
 from cogitave.texts import dim_texts
 
 _SKIP = (".tantivy-meta.lock", ".tantivy-writer.lock", ".managed.json")
@@ -71,17 +73,24 @@ def _open(path: Path, schema: Schema, *, create: bool) -> tantivy.Index:
     return idx
 
 
+def _writable(path: Path) -> bool:
+    """Whether this process can create files in ``path`` (false on a read-only mount, even
+    for root)."""
+    return os.access(path, os.W_OK)
+
+
 def link_tree(store: RootStore, files: Mapping[str, str], dst: Path) -> None:
     """Materialise a lexical file table as hard links (copies if links fail) in ``dst``."""
     dst.mkdir(parents=True, exist_ok=True)
     for name, digest in files.items():
         src = store.object_path(digest)
+        target = dst / file_name(name)
         try:
-            os.link(src, dst / name)
+            os.link(src, target)
         except FileExistsError:
             pass
         except OSError:
-            shutil.copyfile(src, dst / name)
+            shutil.copyfile(src, target)
 
 
 class LexicalWriter:
@@ -180,20 +189,35 @@ class LexicalReader:
     def for_root(
         cls, store: RootStore, rid: str, files: Mapping[str, str], schema: Schema
     ) -> LexicalReader:
-        snap = store.snapshots / rid
+        """The reader of root ``rid``: over its snapshot directory, materialised once as hard
+        links; or, when the collection cannot be written (a read-only mount), over a private
+        scratch directory of symbolic links to its objects (tantivy takes a lock file in the
+        directory it reads, so it needs one it can write)."""
+        snap = store.snapshot_dir(rid)
         for _ in range(3):  # a publish's retention may remove a half-built dir: build again
-            if (snap / "meta.json").exists():
+            if (snap / "meta.json").exists() or not _writable(store.snapshots):
                 break
-            tmp = store.snapshots / f".{rid}.{os.getpid()}.{threading.get_ident()}"
+            tmp = store.snapshots / f".{root_id(rid)}.{os.getpid()}.{threading.get_ident()}"
             shutil.rmtree(tmp, ignore_errors=True)
             try:
                 link_tree(store, files, tmp)
                 os.rename(tmp, snap)
             except FileNotFoundError:
                 continue
-            except OSError:  # another reader materialised it first
+            except OSError:  # another reader materialised it first, or no room to
                 shutil.rmtree(tmp, ignore_errors=True)
-        return cls(snap, schema)
+        if (snap / "meta.json").exists() and _writable(snap):
+            return cls(snap, schema)
+        scratch = Path(tempfile.mkdtemp(prefix=f"cogitave-{rid[:12]}-"))
+        try:
+            for name, digest in files.items():
+                os.symlink(store.object_path(digest).resolve(), scratch / file_name(name))
+            reader = cls(scratch, schema)
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        weakref.finalize(reader, shutil.rmtree, scratch, True)
+        return reader
 
     def num_docs(self) -> int:
         return int(self.searcher.num_docs)

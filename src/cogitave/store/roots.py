@@ -28,6 +28,7 @@ to the newest-kept rule.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cogitave.errors import ConflictError, CorruptionError, NotFoundError
+from cogitave.errors import ConflictError, CorruptionError, NotFoundError, StorageError
 from cogitave.store.manifest import FORMAT_VERSION, Manifest
 
 DEFAULT_RETENTION = 8
@@ -78,8 +79,34 @@ def atomic_write(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
-def is_root_id(s: str) -> bool:
-    return len(s) == 64 and set(s) <= _HEX
+def is_root_id(s: object) -> bool:
+    """A root id (or an object hash): 64 lowercase hex digits."""
+    return isinstance(s, str) and len(s) == 64 and set(s) <= _HEX
+
+
+def root_id(rid: object) -> str:
+    """``rid`` if it is a root id, else ``NotFoundError``: checked before any path is built
+    from it, so no id can name a file outside the collection."""
+    if not is_root_id(rid):
+        shown = repr(rid)[:80]
+        raise NotFoundError(f"{shown} is not a root id (64 lowercase hex characters)")
+    return rid  # type: ignore[return-value]
+
+
+def object_hash(digest: object) -> str:
+    """``digest`` if it is an object hash (64 lowercase hex digits), else the corruption of
+    the manifest that named it; checked before a path is built from it."""
+    if not is_root_id(digest):
+        raise CorruptionError(f"{repr(digest)[:80]} is not an object hash (64 hex characters)")
+    return digest  # type: ignore[return-value]
+
+
+def file_name(name: object) -> str:
+    """``name`` if it is a plain file name (no separator, not ``.``/``..``, no NUL), else
+    corruption: a lexical file table names files inside a snapshot directory only."""
+    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\x00"):
+        raise CorruptionError(f"{repr(name)[:80]} is not a file name of a lexical index")
+    return name
 
 
 class Pin:
@@ -153,7 +180,7 @@ class RootStore:
 
     def put_file(self, src: Path, digest: str | None = None) -> str:
         """Move or link a finished file into objects/ under its hash."""
-        digest = digest or sha256_file(src)
+        digest = object_hash(digest or sha256_file(src))
         dst = self.objects / digest
         if not dst.exists():
             with src.open("rb") as f:
@@ -168,7 +195,7 @@ class RootStore:
         return digest
 
     def object_path(self, digest: str) -> Path:
-        p = self.objects / digest
+        p = self.objects / object_hash(digest)
         if not p.is_file():
             raise CorruptionError(f"missing object {digest} (file {p})", details={"file": str(p)})
         return p
@@ -221,7 +248,11 @@ class RootStore:
         return rid
 
     def set_head(self, rid: str) -> None:
-        atomic_write(self.path / "HEAD", (rid + "\n").encode())
+        atomic_write(self.path / "HEAD", (root_id(rid) + "\n").encode())
+
+    def snapshot_dir(self, rid: str) -> Path:
+        """Where root ``rid``'s lexical index is materialised."""
+        return self.snapshots / root_id(rid)
 
     def head(self) -> str:
         p = self.path / "HEAD"
@@ -235,9 +266,7 @@ class RootStore:
 
     def read_root(self, rid: str) -> Manifest:
         """A manifest, checked against its id."""
-        if not is_root_id(rid):
-            raise NotFoundError(f"{rid!r} is not a root id (64 hex characters)")
-        p = self.roots / f"{rid}.json"
+        p = self.roots / f"{root_id(rid)}.json"
         try:
             data = p.read_bytes()
         except FileNotFoundError as e:
@@ -283,9 +312,14 @@ class RootStore:
     # -- writer lock ------------------------------------------------------------------------
     @contextlib.contextmanager
     def writer_lock(self) -> Iterator[None]:
-        """Exclusive writer lock; a second writer gets a ConflictError at once."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+        """Exclusive writer lock; a second writer gets a ConflictError at once. A file-system
+        failure while it is held (a full disk, a read-only mount) is a :class:`StorageError`:
+        HEAD moves last, so it still names the previous root."""
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise self._storage_error(e) from e
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -294,14 +328,27 @@ class RootStore:
                     f"another writer holds the lock on {self.path} (file LOCK); "
                     "one writer at a time"
                 ) from e
-            yield
+            try:
+                yield
+            except OSError as e:
+                raise self._storage_error(e) from e
         finally:
             os.close(fd)
+
+    def _storage_error(self, e: OSError) -> StorageError:
+        what = e.strerror or type(e).__name__
+        where = f" ({e.filename})" if e.filename else ""
+        return StorageError(
+            f"cannot write the collection at {self.path}: {what}{where}; nothing was "
+            "published, HEAD still names the previous root",
+            details={"errno": errno.errorcode.get(e.errno or 0, str(e.errno))},
+        )
 
     # -- readers' holds ----------------------------------------------------------------------
     def pin(self, rid: str) -> Pin | None:
         """Hold root ``rid`` against retention until the pin is released (None when this
         directory cannot be written: no hold, see the module doc)."""
+        rid = root_id(rid)
         for _ in range(3):
             path = self.readers / f"{rid}.{uuid.uuid4().hex}{_PIN_SUFFIX}"
             try:
@@ -358,8 +405,8 @@ class RootStore:
         kept = {r.id for r in roots[:keep]} | {head, *pinned} | {r.id for r in roots if r.held}
         dropped = [r.id for r in roots if r.id not in kept]
         for rid in dropped:
-            (self.roots / f"{rid}.json").unlink(missing_ok=True)
-            shutil.rmtree(self.snapshots / rid, ignore_errors=True)
+            (self.roots / f"{root_id(rid)}.json").unlink(missing_ok=True)
+            shutil.rmtree(self.snapshot_dir(rid), ignore_errors=True)
         live: set[str] = set()
         for rid in kept:
             with contextlib.suppress(NotFoundError, CorruptionError):

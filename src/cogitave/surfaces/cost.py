@@ -9,15 +9,20 @@ rows               each operation's ``limit`` (<= 1000); GraphQL: the    ``too_c
 expansions         rows fetched across one request (GraphQL nests        ``too_costly``
                    ``related`` in ``search`` in ``related``: the sum of   (``expansions``)
                    products, not each factor), charged by each field
-response bytes     the answer, as JSON (strings and lists from           ``too_costly``
-                   parameters count), measured before it is encoded      (``response_bytes``)
-wall time          one deadline per request; the caller is answered at   ``too_costly``
-                   the deadline, and the work checks it where it loops   (``wall_ms``)
+response bytes     the bytes on the wire: the answer as UTF-8 JSON, its   ``too_costly``
+                   escapes counted (strings and lists from parameters    (``response_bytes``)
+                   count each time), estimated before it is encoded and
+                   measured once encoded
+wall time          one deadline per request, from its arrival: time      ``too_costly``
+                   queued for a worker counts; the caller is answered    (``wall_ms``)
+                   at the deadline, and the work checks it where it
+                   loops
 =================  ====================================================  ====================
 
 CPU-heavy work never runs on the event loop: surfaces hand it to :class:`WorkerPool`, a fixed
-number of threads with a bounded queue (a full queue is ``unavailable``, 503), so a burst of
-heavy requests waits its turn while ``/health`` and light requests keep answering.
+number of threads with a bounded queue (a full queue is ``unavailable``, 503 with
+``Retry-After``), so a burst of heavy requests waits its turn while ``/health`` and light
+requests keep answering.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import asyncio
 import contextvars
 import json
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -46,6 +52,8 @@ QUEUE = 32
 # Pure-Python work holds the GIL for slices of sys.getswitchinterval() (5 ms by default); a
 # server sets 1 ms so the event loop and GIL-releasing searches get in five times as often.
 SWITCH_INTERVAL_S = 0.001
+RETRY_AFTER_S = 1
+"""What a busy server's 503 asks the caller to wait (``Retry-After``), in seconds."""
 
 
 @dataclass(frozen=True)
@@ -122,19 +130,24 @@ class Budget:
 
     def encode(self, body: Any) -> bytes:
         """``body`` as compact JSON bytes, refused before encoding when it would pass the
-        response-bytes bound (the walk stops as soon as it is over)."""
+        response-bytes bound (the walk stops as soon as it is over), and again when the
+        encoded bytes do."""
         cap = self.limits.response_bytes
         if json_size(body, cap) > cap:
             raise self.too_large()
-        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        if len(data) > cap:  # the estimate counts characters; UTF-8 may need more bytes
+        data = encode_json(body)
+        if len(data) > cap:
             raise self.too_large()
         return data
 
-    def check_text(self, text: str) -> None:
-        """A text answer (Markdown) against the response-bytes bound."""
-        if len(text) > self.limits.response_bytes:
+    def check_text(self, text: str) -> bytes:
+        """A text answer (Markdown) against the response-bytes bound: its UTF-8 bytes."""
+        if len(text) > self.limits.response_bytes:  # at least one byte a character
             raise self.too_large()
+        data = text.encode("utf-8", "replace")
+        if len(data) > self.limits.response_bytes:
+            raise self.too_large()
+        return data
 
     def too_large(self) -> TooCostlyError:
         cap = self.limits.response_bytes
@@ -161,17 +174,50 @@ def _consume(fut: asyncio.Future[Any]) -> None:
         fut.exception()
 
 
+def encode_json(body: Any) -> bytes:
+    """``body`` as compact UTF-8 JSON: non-ASCII as itself (one to four bytes, not a
+    twelve-byte ``\\uXXXX\\uXXXX`` pair). A string that UTF-8 cannot hold (a lone
+    surrogate) makes the whole body ASCII-escaped instead, never an error."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(body, separators=(",", ":")).encode()
+
+
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+_SHORT_ESCAPES = frozenset('"\\\b\f\n\r\t')
+
+
+def str_size(s: str) -> int:
+    """Bytes of ``s`` as a JSON string encoded by :func:`encode_json` (or by any encoder
+    that writes UTF-8 and escapes only what JSON requires): quotes, UTF-8, and escapes
+    (``\\n`` two bytes, other control characters six)."""
+    size = 2 + (len(s) if s.isascii() else len(s.encode("utf-8", "surrogatepass")))
+    for m in _ESCAPED.finditer(s):
+        size += 1 if m.group() in _SHORT_ESCAPES else 5
+    return size
+
+
 def json_size(value: Any, cap: int) -> int:
-    """The length of ``value`` as compact JSON (characters), counted until it passes ``cap``.
+    """The length of ``value`` as compact JSON in bytes (:func:`encode_json`), counted until
+    it passes ``cap``.
 
     Shared references count every time they are written out, as the encoder would write them:
     ``[$p, $p, ...]`` costs its full expanded size."""
     total = 0
     stack: list[Any] = [value]
+    sizes: dict[int, int] = {}  # long strings met before (shared references): measured once
     while stack:
         v = stack.pop()
         if isinstance(v, str):
-            total += len(v) + 2
+            if len(v) < 64:
+                total += str_size(v)
+            else:
+                size = sizes.get(id(v))
+                if size is None:
+                    size = sizes[id(v)] = str_size(v)
+                total += size
         elif v is None or isinstance(v, bool):
             total += 5
         elif isinstance(v, int):
@@ -181,14 +227,14 @@ def json_size(value: Any, cap: int) -> int:
         elif isinstance(v, Mapping):
             total += 2 + len(v)
             for k, x in v.items():
-                total += len(str(k)) + 3
+                total += str_size(str(k)) + 1
                 stack.append(x)
         elif isinstance(v, list | tuple):
             total += 2 + len(v)
             if total <= cap:  # a long list is over before its items are looked at
                 stack.extend(v)
         else:
-            total += len(str(v)) + 2
+            total += str_size(str(v))
         if total > cap:
             return total
     return total
@@ -198,10 +244,13 @@ class WorkerPool:
     """Worker threads with a bounded queue; every call carries the request's budget and is
     answered at its deadline.
 
-    Two lanes: ``heavy`` work (graph walks, ``query_graph``, GraphQL documents: pure Python
+    Three lanes: ``heavy`` work (graph walks, ``query_graph``, GraphQL fields: pure Python
     that holds the GIL) gets ``heavy_workers`` threads of its own, so it can never occupy every
     worker; searches (whose legs release the GIL in tantivy, usearch and onnxruntime) and
-    content reads use the other ``workers``. Work still queued at its deadline is skipped."""
+    content reads use the other ``workers``; whole GraphQL documents (parse, validation,
+    execution: :meth:`run_document`) run on ``workers`` threads of a lane of their own, whose
+    fields come back to the other two. Work still queued at its deadline is skipped, and the
+    time a request waits for a worker counts against its wall-time bound."""
 
     def __init__(self, workers: int = WORKERS, queue: int = QUEUE, heavy_workers: int = 1) -> None:
         self.workers = workers
@@ -210,18 +259,43 @@ class WorkerPool:
         self._heavy = ThreadPoolExecutor(
             max_workers=max(1, heavy_workers), thread_name_prefix="cogitave-heavy"
         )
+        self._documents = ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="cogitave-document"
+        )
         self._admitted = 0
+        self._admitted_documents = 0
         self._lock = threading.Lock()
 
     async def run(self, budget: Budget, fn: Callable[..., T], *args: Any, heavy: bool = False) -> T:
         """``fn(*args)`` on a worker (of the heavy lane with ``heavy``) with ``budget`` as the
         current budget."""
+        return await self._run(budget, self._heavy if heavy else self._ex, fn, *args)
+
+    async def run_document(self, budget: Budget, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` on the documents lane (a GraphQL document: it hands its fields to the
+        other lanes, so it never waits for a thread of its own lane)."""
+        return await self._run(budget, self._documents, fn, *args)
+
+    def _admit(self, ex: ThreadPoolExecutor) -> None:
         with self._lock:
-            if self._admitted >= self.workers + self.queue:
+            documents = ex is self._documents
+            admitted = self._admitted_documents if documents else self._admitted
+            if admitted >= self.workers + self.queue:
                 raise UnavailableError(
-                    f"the server is busy ({self._admitted} requests running or queued); retry"
+                    f"the server is busy ({admitted} requests running or queued); retry",
+                    details={"retry_after_s": RETRY_AFTER_S},
                 )
-            self._admitted += 1
+            if documents:
+                self._admitted_documents += 1
+            else:
+                self._admitted += 1
+
+    async def _run(
+        self, budget: Budget, ex: ThreadPoolExecutor, fn: Callable[..., T], *args: Any
+    ) -> T:
+        budget.check_time()  # nothing starts past the deadline
+        self._admit(ex)
+        release = self._release_documents if ex is self._documents else self._release
         ctx = contextvars.copy_context()
         ctx.run(_current.set, budget)
 
@@ -230,13 +304,14 @@ class WorkerPool:
             return fn(*args)
 
         try:
-            ex = self._heavy if heavy else self._ex
-            fut = asyncio.get_running_loop().run_in_executor(ex, ctx.run, job)
+            work = ex.submit(ctx.run, job)
         except BaseException:
-            self._release(None)
+            release(None)
             raise
-        # A slot is free when the work ends, not when the caller stops waiting for it.
-        fut.add_done_callback(self._release)
+        # A slot is free when the work ends, not when the caller stops waiting for it (nor
+        # when the caller's event loop is gone: a document's loop ends at its deadline).
+        work.add_done_callback(release)
+        fut = asyncio.wrap_future(work)
         try:
             return await asyncio.wait_for(asyncio.shield(fut), budget.remaining_s())
         except TimeoutError:
@@ -248,7 +323,11 @@ class WorkerPool:
         with self._lock:
             self._admitted -= 1
 
+    def _release_documents(self, _: object) -> None:
+        with self._lock:
+            self._admitted_documents -= 1
+
     def shutdown(self) -> None:
         """Stop the threads once their current work is done."""
-        self._ex.shutdown(wait=False, cancel_futures=True)
-        self._heavy.shutdown(wait=False, cancel_futures=True)
+        for ex in (self._documents, self._ex, self._heavy):
+            ex.shutdown(wait=False, cancel_futures=True)

@@ -12,6 +12,12 @@ bound is refused before it runs (:mod:`cogitave.surfaces.graphql_cost`), and eve
 charges the rows and bytes it fetched while it runs. An engine error is a GraphQL error whose
 ``extensions`` carry ``code`` and ``status`` (the HTTP status REST would use); transport errors
 answer ``{"error": {"code", "message"}}``.
+
+A document is checked for size (:data:`MAX_DOCUMENT_CHARS`) before it is parsed, and for its
+number of fields and repeated names before it is validated; then parsing, validation and
+execution run on a worker thread (the pool's documents lane) under the request's wall-time
+bound, never on the event loop. The answer is measured as the bytes it will be sent as
+(UTF-8 JSON) against the request's response-bytes bound.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from strawberry.extensions import (
 )
 from strawberry.fastapi import GraphQLRouter
 from strawberry.scalars import JSON
-from strawberry.types import ExecutionContext, Info
+from strawberry.types import ExecutionContext, ExecutionResult, Info
 
 from cogitave.errors import CogitaveError, HTTPError, TooCostlyError
 from cogitave.graph.query import GraphQueryResult
@@ -52,13 +58,22 @@ from cogitave.service.args import (
     SearchArgs,
     XrefArgs,
 )
-from cogitave.surfaces.cost import DEFAULT_LIMITS, Budget, Limits, WorkerPool, json_size
-from cogitave.surfaces.graphql_cost import estimate_cost
+from cogitave.surfaces.cost import (
+    DEFAULT_LIMITS,
+    Budget,
+    Limits,
+    WorkerPool,
+    encode_json,
+    json_size,
+)
+from cogitave.surfaces.graphql_cost import estimate_cost, shape_error
 from cogitave.surfaces.graphql_types import object_type, rows_of
 
 MAX_DEPTH = 8
 MAX_ALIASES = 20
 MAX_TOKENS = 2000
+MAX_DOCUMENT_CHARS = 50_000
+"""A document's text, checked before it is parsed (2000 tokens of long names fit)."""
 T = TypeVar("T")
 
 
@@ -333,12 +348,70 @@ def _unexpected(error: GraphQLError) -> bool:
     return original is not None and not isinstance(original, GraphQLError)
 
 
+def refused(err: CogitaveError) -> ExecutionResult:
+    """A document refused as a whole: no data, one coded error."""
+    return ExecutionResult(data=None, errors=[coded(err)])
+
+
 class _Schema(strawberry.Schema):
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
         # Only crashes are worth a log line; bad queries are the caller's to read.
         super().process_errors([e for e in errors if _unexpected(e)], execution_context)
+
+    async def execute(  # type: ignore[override]
+        self, query: str | None, *args: Any, **kwargs: Any
+    ) -> ExecutionResult:
+        """Run a document on the pool's documents lane (its own event loop there) when the
+        context has a pool and a budget (the HTTP router's); its size is checked first."""
+        context = kwargs.get("context_value")
+        if not (isinstance(context, dict) and "pool" in context and "budget" in context):
+            return await super().execute(query, *args, **kwargs)
+        if query is not None and len(query) > MAX_DOCUMENT_CHARS:
+            return refused(
+                TooCostlyError(
+                    "document_chars",
+                    MAX_DOCUMENT_CHARS,
+                    f"the document is {len(query)} characters long; the bound is "
+                    f"{MAX_DOCUMENT_CHARS}",
+                )
+            )
+        budget: Budget = context["budget"]
+        pool: WorkerPool = context["pool"]
+        base = super().execute
+
+        def document() -> ExecutionResult:
+            result = asyncio.run(base(query, *args, **kwargs))
+            return bounded(result, budget)
+
+        try:
+            return await pool.run_document(budget, document)
+        except TooCostlyError as e:
+            return refused(e)
+
+
+def bounded(result: ExecutionResult, budget: Budget) -> ExecutionResult:
+    """``result``, or the response-bytes error when its data and errors would pass the
+    request's bound once encoded."""
+    cap = budget.limits.response_bytes
+    size = json_size(result.data, cap)
+    if size <= cap and result.errors:
+        size += json_size([e.formatted for e in result.errors], cap)
+    return refused(budget.too_large()) if size > cap else result
+
+
+class ShapeLimiter(SchemaExtension):
+    """Refuse a document whose fields would make validation costly (too many, or one name
+    repeated too often in a selection), after it is parsed and before it is validated."""
+
+    def on_validate(self):  # type: ignore[no-untyped-def]
+        ctx = self.execution_context
+        if ctx.graphql_document is not None and ctx.pre_execution_errors is None:
+            err = shape_error(ctx.graphql_document)
+            if err is not None:
+                ctx.pre_execution_errors = [coded(err)]
+        yield
 
 
 class CostLimiter(SchemaExtension):
@@ -371,6 +444,7 @@ schema = _Schema(
         lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
         lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
+        ShapeLimiter,
         CostLimiter,
         lambda: MaskErrors(should_mask_error=_unexpected),
     ],
@@ -395,13 +469,30 @@ def graphql_router(
         }
 
     # No subscriptions: the schema has none, and queries then only arrive over plain HTTP.
-    return _Router(schema, context_getter=context, subscription_protocols=())
+    return _Router(
+        schema,
+        context_getter=context,
+        subscription_protocols=(),
+        max_response_bytes=limits.response_bytes,
+    )
 
 
 class _Router(GraphQLRouter):
     """Strawberry's router with hostile bodies answered 400 (its ``decode_json`` lets
-    non-UTF-8 bytes and deep nesting escape as a 500) and transport errors (no query, bad
-    JSON, batching, content type) in the common JSON error shape, not plain text."""
+    non-UTF-8 bytes and deep nesting escape as a 500), transport errors (no query, bad
+    JSON, batching, content type) in the common JSON error shape, not plain text, and
+    answers encoded as UTF-8 JSON whose bytes are bounded."""
+
+    def __init__(self, *args: Any, max_response_bytes: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_response_bytes = max_response_bytes
+
+    def encode_json(self, data: object) -> bytes:
+        body = encode_json(data)
+        if len(body) > self.max_response_bytes:  # the last check, on the bytes themselves
+            err = Budget(Limits(response_bytes=self.max_response_bytes)).too_large()
+            body = encode_json({"data": None, "errors": [coded(err).formatted]})
+        return body
 
     async def run(self, *args: Any, **kwargs: Any) -> Any:
         try:

@@ -68,6 +68,7 @@ from cogitave.service.args import (
 from cogitave.service.render import MAX_TOKENS, MIN_TOKENS
 from cogitave.surfaces.cost import (
     DEFAULT_LIMITS,
+    RETRY_AFTER_S,
     SWITCH_INTERVAL_S,
     WORKERS,
     Budget,
@@ -94,8 +95,50 @@ def error_body(err: CogitaveError) -> dict[str, Any]:
 
 
 def _error_response(err: CogitaveError) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if err.http_status == 401 else None
+    headers: dict[str, str] | None = None
+    if err.http_status == 401:
+        headers = {"WWW-Authenticate": "Bearer"}
+    elif err.http_status == 503:
+        headers = {"Retry-After": str(RETRY_AFTER_S)}
     return JSONResponse(error_body(err), status_code=err.http_status, headers=headers)
+
+
+def json_errors(app: ASGIApp) -> ASGIApp:
+    """``app`` with its plain-text error answers (status 400 and up, not JSON) rewritten in
+    the common shape, ``{"error": {"code", "message"}}``, the text as the message: the MCP
+    transport answers a wrong ``Content-Type``, ``Host`` or ``Origin`` in plain text."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        start: Message | None = None
+        text = bytearray()
+
+        async def rewrite(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                headers = dict(message.get("headers") or ())
+                kind = headers.get(b"content-type", b"")
+                if message["status"] >= 400 and not kind.startswith(b"application/json"):
+                    start = message
+                    return
+            elif message["type"] == "http.response.body" and start is not None:
+                if len(text) < CogitaveError.MAX_MESSAGE:
+                    text.extend(message.get("body", b"")[: CogitaveError.MAX_MESSAGE])
+                if message.get("more_body", False):
+                    return
+                reason = text.decode("utf-8", "replace").strip() or "request refused"
+                err = HTTPError(start["status"], f"MCP transport: {reason}")
+                response = _error_response(err)
+                await response(scope, _no_body, send)
+                return
+            await send(message)
+
+        await app(scope, receive, rewrite)
+
+    return wrapped
+
+
+async def _no_body() -> Message:
+    return {"type": "http.request", "body": b"", "more_body": False}
 
 
 class GuardMiddleware:
@@ -212,7 +255,7 @@ class McpEndpoint:
             err = UnavailableError("the MCP transport is not running (app lifespan not started)")
             await _error_response(err)(scope, receive, send)
             return
-        await self.handler(scope, receive, send)
+        await json_errors(self.handler)(scope, receive, send)
 
 
 def _search_schema() -> dict[str, Any]:
@@ -303,9 +346,7 @@ def create_app(
         budget = Budget(limits)
 
         def text() -> bytes:
-            md = fn()
-            budget.check_text(md)
-            return md.encode()
+            return budget.check_text(fn())
 
         data = await pool.run(budget, text)
         return Response(data, media_type="text/markdown; charset=utf-8")

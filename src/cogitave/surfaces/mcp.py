@@ -56,7 +56,7 @@ from cogitave.service.render import (
     MAX_TOKENS,
     MIN_TOKENS,
 )
-from cogitave.surfaces.cost import DEFAULT_LIMITS, Budget, Limits, WorkerPool
+from cogitave.surfaces.cost import DEFAULT_LIMITS, Budget, Limits, WorkerPool, json_size
 
 SERVER_NAME = "cogitave"
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -99,16 +99,23 @@ Version = Annotated[
 ]
 
 
+ENVELOPE_BYTES = 256
+"""The JSON-RPC envelope around a tool answer (ids, type names), at most."""
+
+
 def _answer(budget: Budget, answer: Any) -> CallToolResult:
     """A tool answer: Markdown text when the answer has it (search, fetch), else compact
-    JSON; the structured content beside it. Both count against the budget."""
+    JSON; the structured content beside it. Together, as the bytes the transport sends
+    (the text content JSON-escaped once more), within the response-bytes bound."""
     public = ops.to_json(answer)
     text = public.pop("markdown", None)  # the text content; not repeated in the structure
     data = budget.encode(public)
-    if isinstance(text, str):
-        budget.check_text(text)
-    else:
+    if not isinstance(text, str):
         text = data.decode()
+    cap = budget.limits.response_bytes
+    wire = ENVELOPE_BYTES + len(data) + json_size(text, cap)
+    if wire > cap:
+        raise budget.too_large()
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=public)
 
 

@@ -192,8 +192,15 @@ function markdown(text) {
   return frag;
 }
 
+/**
+ * A link target the page may use, read as a browser's URL parser reads it: C0 controls and
+ * spaces at either end are dropped and ASCII tabs and newlines anywhere are removed before
+ * the scheme is looked at, so "\x01javascript:" or "java\tscript:" is javascript: too.
+ * http, https, mailto and relative links pass; any other scheme gives null.
+ */
 function safeHref(href) {
-  const h = href.trim();
+  // eslint-disable-next-line no-control-regex
+  const h = href.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, "").replace(/[\t\n\r]/g, "");
   if (/^(https?:|mailto:)/i.test(h)) return h;
   if (/^[a-z][a-z0-9+.-]*:/i.test(h)) return null; // javascript:, data:, ...
   return h;
