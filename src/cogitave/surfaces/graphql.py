@@ -54,6 +54,7 @@ from cogitave.service.args import (
     FetchArgs,
     GraphQueryArgs,
     LearningPathArgs,
+    LibraryArgs,
     RelatedArgs,
     SearchArgs,
     XrefArgs,
@@ -127,6 +128,8 @@ async def _related(
     direction: str | None,
     depth: int | None,
     limit: int | None,
+    library: str | None = None,
+    version: str | None = None,
 ) -> RelatedResult:
     args = await guarded(
         lambda: RelatedArgs(
@@ -136,6 +139,8 @@ async def _related(
                 direction=direction,
                 depth=depth,
                 limit=limit,
+                library=library,
+                version=version,
             ),
         )
     )
@@ -187,6 +192,8 @@ LearningPathType = object_type(LearningPath)
 XrefResultType = object_type(XrefResult)
 GraphQueryResultType = object_type(GraphQueryResult)
 RootsType = object_type(ops.RootsAnswer, "Roots")
+LibrariesType = object_type(ops.LibrariesAnswer, "Libraries")
+ResolvedLibraryType = object_type(ops.ResolvedLibrary, "ResolvedLibrary")
 
 
 @strawberry.type
@@ -209,6 +216,8 @@ class Query:
         backfill: bool | None = None,
         explain: bool | None = None,
         root: str | None = None,
+        library: list[str] | None = None,
+        version: str | None = None,
     ) -> SearchResultType:  # type: ignore[valid-type]
         args = await guarded(
             lambda: SearchArgs(
@@ -227,6 +236,8 @@ class Query:
                     backfill=backfill,
                     explain=explain,
                     root=root,
+                    library=library,
+                    version=version,
                 ),
             )
         )
@@ -252,6 +263,8 @@ class Query:
         explain: bool | None = None,
         root: str | None = None,
         max_tokens: int | None = None,
+        library: list[str] | None = None,
+        version: str | None = None,
     ) -> DocsAnswerType:  # type: ignore[valid-type]
         args = await guarded(
             lambda: SearchArgs(
@@ -268,6 +281,8 @@ class Query:
                     explain=explain,
                     root=root,
                     max_tokens=max_tokens,
+                    library=library,
+                    version=version,
                 ),
             )
         )
@@ -284,8 +299,19 @@ class Query:
         language: str | None = None,
         limit: int | None = None,
         max_tokens: int | None = None,
+        library: list[str] | None = None,
+        version: str | None = None,
     ) -> DocsAnswerType:  # type: ignore[valid-type]
-        args = CodeSearchArgs(query, **given(language=language, limit=limit, max_tokens=max_tokens))
+        args = CodeSearchArgs(
+            query,
+            **given(
+                language=language,
+                limit=limit,
+                max_tokens=max_tokens,
+                library=tuple(library) if library else None,
+                version=version,
+            ),
+        )
         return await run(info, lambda r: ops.code_sample_search(r, args))
 
     @strawberry.field(
@@ -298,8 +324,15 @@ class Query:
         ref: str,
         max_tokens: int | None = None,
         offset: int | None = None,
+        library: str | None = None,
+        version: str | None = None,
     ) -> FetchAnswerType:  # type: ignore[valid-type]
-        args = await guarded(lambda: FetchArgs(ref, **given(max_tokens=max_tokens, offset=offset)))
+        args = await guarded(
+            lambda: FetchArgs(
+                ref,
+                **given(max_tokens=max_tokens, offset=offset, library=library, version=version),
+            )
+        )
         return await run(info, lambda r: ops.fetch(r, args))
 
     @strawberry.field(description="One node by uid (the content API).")
@@ -315,19 +348,31 @@ class Query:
         direction: str | None = None,
         depth: int | None = None,
         limit: int | None = None,
+        library: str | None = None,
+        version: str | None = None,
     ) -> RelatedResultType:  # type: ignore[valid-type]
-        return await _related(info, uid, labels, direction, depth, limit)
+        return await _related(info, uid, labels, direction, depth, limit, library, version)
 
     @strawberry.field(description="What to read before `target`, prerequisites first.")
-    async def learning_path(self, info: Info, target: str) -> LearningPathType:  # type: ignore[valid-type]
-        args = await guarded(lambda: LearningPathArgs(target))
+    async def learning_path(
+        self, info: Info, target: str, library: str | None = None, version: str | None = None
+    ) -> LearningPathType:  # type: ignore[valid-type]
+        args = await guarded(lambda: LearningPathArgs(target, library, version))
         return await run(info, lambda r: ops.learning_path(r, args))
 
     @strawberry.field(description="Node candidates for a uid, path, URL, anchor or title.")
     async def resolve_xref(
-        self, info: Info, ref: str, base: str | None = None, limit: int | None = None
+        self,
+        info: Info,
+        ref: str,
+        base: str | None = None,
+        limit: int | None = None,
+        library: str | None = None,
+        version: str | None = None,
     ) -> XrefResultType:  # type: ignore[valid-type]
-        args = await guarded(lambda: XrefArgs(ref, **given(base=base, limit=limit)))
+        args = await guarded(
+            lambda: XrefArgs(ref, **given(base=base, limit=limit, library=library, version=version))
+        )
         return await run(info, lambda r: ops.resolve_xref(r, args))
 
     @strawberry.field(description="Bounded read-only MATCH ... RETURN over the graph.")
@@ -336,6 +381,17 @@ class Query:
     ) -> GraphQueryResultType:  # type: ignore[valid-type]
         args = await guarded(lambda: GraphQueryArgs(query, params))
         return await run(info, lambda r: ops.query_graph(r, args))
+
+    @strawberry.field(description="The libraries held, their versions newest first.")
+    async def libraries(self, info: Info) -> LibrariesType:  # type: ignore[valid-type]
+        return await run(info, ops.list_libraries)
+
+    @strawberry.field(description="Which held library a name means, best first.")
+    async def resolve_library(
+        self, info: Info, name: str, limit: int | None = None
+    ) -> ResolvedLibraryType:  # type: ignore[valid-type]
+        args = await guarded(lambda: LibraryArgs(name, **given(limit=limit)))
+        return await run(info, lambda r: ops.resolve_library(r, args))
 
     @strawberry.field(description="The root this server reads and the retained roots.")
     async def roots(self, info: Info) -> RootsType:  # type: ignore[valid-type]

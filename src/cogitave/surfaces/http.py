@@ -61,6 +61,7 @@ from cogitave.service.args import (
     FetchArgs,
     GraphQueryArgs,
     LearningPathArgs,
+    LibraryArgs,
     RelatedArgs,
     SearchArgs,
     XrefArgs,
@@ -417,10 +418,22 @@ def create_app(
         direction: Annotated[str | None, Query(description="out, in or both.")] = None,
         depth: Annotated[int | None, Query(description="Hops, 1-4.")] = None,
         limit: Annotated[int | None, Query(description="Rows, 1-1000.")] = None,
+        library: Annotated[
+            str | None, Query(description="A library (name or name@version).")
+        ] = None,
+        version: Annotated[str | None, Query(description="The library's version.")] = None,
     ) -> Response:
         """Neighbours of a node within `depth` hops, each with the path that reached it."""
         args = RelatedArgs(
-            uid, **given(labels=labels, direction=direction, depth=depth, limit=limit)
+            uid,
+            **given(
+                labels=labels,
+                direction=direction,
+                depth=depth,
+                limit=limit,
+                library=library,
+                version=version,
+            ),
         )
         return await work(lambda: ops.related(col, args), heavy=True)
 
@@ -437,19 +450,27 @@ def create_app(
         ] = None,
         offset: Annotated[int | None, Query(description="Continue from this block offset.")] = None,
         format: Annotated[str, Query(description="markdown or json.")] = "json",
+        library: Annotated[
+            str | None, Query(description="A library (name or name@version).")
+        ] = None,
+        version: Annotated[str | None, Query(description="The library's version.")] = None,
     ) -> Response:
         """A page or one section as Markdown (budgeted, with a continuation offset)."""
         if format not in ("json", "markdown"):
             raise InputError(f"format must be json or markdown, not {format!r}")
-        args = FetchArgs(ref, **given(max_tokens=max_tokens, offset=offset))
+        args = FetchArgs(
+            ref, **given(max_tokens=max_tokens, offset=offset, library=library, version=version)
+        )
         if format == "markdown":
             return await markdown(lambda: ops.fetch(col, args).markdown)
         return await work(lambda: ops.fetch(col, args))
 
     @app.get("/learning-path", tags=["graph"])
-    async def learning_path(target: str) -> Response:
+    async def learning_path(
+        target: str, library: str | None = None, version: str | None = None
+    ) -> Response:
         """What to read before `target` (uid, skill:<slug>, role:<slug>, or a name)."""
-        args = LearningPathArgs(target)
+        args = LearningPathArgs(target, library, version)
         return await work(lambda: ops.learning_path(col, args), heavy=True)
 
     @app.get("/facets", tags=["graph"])
@@ -459,9 +480,15 @@ def create_app(
         return await work(lambda: ops.facets(col, args), heavy=True)
 
     @app.get("/xref", tags=["graph"])
-    async def xref(ref: str, base: str | None = None, limit: int | None = None) -> Response:
+    async def xref(
+        ref: str,
+        base: str | None = None,
+        limit: int | None = None,
+        library: str | None = None,
+        version: str | None = None,
+    ) -> Response:
         """Node candidates for a uid, alias, path, URL path, page#anchor or title."""
-        args = XrefArgs(ref, **given(base=base, limit=limit))
+        args = XrefArgs(ref, **given(base=base, limit=limit, library=library, version=version))
         return await work(lambda: ops.resolve_xref(col, args))
 
     @app.post("/graph/query", tags=["graph"], openapi_extra=_body_doc(GRAPH_QUERY_SCHEMA))
@@ -469,6 +496,17 @@ def create_app(
         """Bounded read-only MATCH ... RETURN (depth <= 4, LIMIT <= 1000, 250 ms)."""
         args = GraphQueryArgs.from_dict(await _json_body(request))
         return await work(lambda: ops.query_graph(col, args), heavy=True)
+
+    @app.get("/libraries", tags=["libraries"])
+    async def libraries() -> Response:
+        """The libraries held: versions newest first, sizes, provenance, default versions."""
+        return await work(lambda: ops.list_libraries(col))
+
+    @app.get("/libraries/resolve", tags=["libraries"])
+    async def resolve_library(name: str, limit: int | None = None) -> Response:
+        """Which held library a name means, best first, with its versions."""
+        args = LibraryArgs(name, **given(limit=limit))
+        return await work(lambda: ops.resolve_library(col, args))
 
     @app.get("/roots", tags=["content"])
     async def roots() -> Response:
