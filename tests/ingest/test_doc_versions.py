@@ -134,7 +134,7 @@ def test_the_config_moves_versions(tmp_path: Path) -> None:
     three_versions(tmp_path, "includeCurrentVersion: false")
     assert [v.version for v in doc_versions(tmp_path)] == ["2.0", "1.0"]
     with pytest.raises(
-        InputError, match="the versions it holds: 2.0 \\(served by default\\), 1.0$"
+        InputError, match=r"the versions it holds: 2\.0 \(served by default\), 1\.0$"
     ):
         read_docs(tmp_path, version="next")
     three_versions(tmp_path, "disableVersioning: true")
