@@ -148,3 +148,30 @@ def test_a_version_whose_folder_is_missing_is_not_held(tmp_path: Path) -> None:
     three_versions(tmp_path)
     write(tmp_path, "versions.json", json.dumps(["2.0", "1.5", "1.0"]))
     assert [v.version for v in doc_versions(tmp_path)] == ["next", "2.0", "1.0"]
+
+
+def test_the_docs_plugin_configured_on_its_own(tmp_path: Path) -> None:
+    three_versions(tmp_path)
+    write(
+        tmp_path,
+        "docusaurus.config.js",
+        """
+        module.exports = {
+          url: 'https://x.dev',
+          presets: [['classic', { blog: false }]],
+          plugins: [
+            ['@docusaurus/plugin-content-docs', { id: 'community', path: 'community' }],
+            ['@docusaurus/plugin-content-docs', {
+              lastVersion: 'current',
+              versions: { current: { label: 'v3', path: 'v3' }, '1.0': { path: 'v1' } },
+            }],
+          ],
+        };
+        """,
+    )
+    assert doc_versions(tmp_path) == (
+        DocVersion("v3", True, "/docs/v3/"),
+        DocVersion("2.0", False, "/docs/2.0/"),
+        DocVersion("1.0", False, "/docs/v1/"),
+    )
+    assert urls(read_docs(tmp_path))["intro"] == "https://x.dev/docs/v3/intro"

@@ -1,9 +1,10 @@
 """A Docusaurus site: ``docusaurus.config.*`` -> a :class:`~cogitave.ingest.docs.site.Site`.
 
 Read: the docs plugin's ``path`` and ``routeBasePath`` (under ``docs: {`` in the classic
-preset), ``url`` + ``baseUrl``, ``trailingSlash``, the versions (below) and
-``_category_.json``/``.yml`` folder labels. Pages are ``.md``/``.mdx``; ``_x`` files and
-folders are partials; ``sidebar_position`` orders a folder.
+preset, else the options of ``'@docusaurus/plugin-content-docs'`` itself), ``url`` +
+``baseUrl``, ``trailingSlash``, the versions (below) and ``_category_.json``/``.yml`` folder
+labels. Pages are ``.md``/``.mdx``; ``_x`` files and folders are partials;
+``sidebar_position`` orders a folder.
 
 Versions, as the docs plugin routes them: ``versions.json`` names the released versions,
 newest first, each in ``versioned_docs/version-<name>/``; the docs folder itself is the
@@ -29,6 +30,7 @@ import yaml
 from cogitave.errors import InputError
 from cogitave.ingest.confined import TreeReader
 from cogitave.ingest.docs.jsconfig import (
+    braces_from,
     config_file,
     docs_folder,
     object_body,
@@ -79,9 +81,9 @@ def detect_docusaurus(path: Path, reader: TreeReader, version: str | None = None
         if config is None:
             continue
         text = read_text(reader, config)
-        # The docs plugin's options sit under `docs: {` in the classic preset; only its own
-        # keys are read (`versions: { current: { path } }` is not the docs folder).
-        options = object_body(text, "docs") or ""
+        # The docs plugin's options: only its own keys are read (`versions: { current:
+        # { path } }` is not the docs folder).
+        options = docs_options(text)
         block = top_level(options)
         docs_path = setting(block, "path") or "docs"
         route = setting(block, "routeBasePath")
@@ -120,6 +122,23 @@ def detect_docusaurus(path: Path, reader: TreeReader, version: str | None = None
         site.group_titles = _category_labels(reader, chosen.root)
         return site
     return None
+
+
+def docs_options(text: str) -> str:
+    """The text of the docs plugin's options: under ``docs: {`` in the classic preset, else
+    those given to ``'@docusaurus/plugin-content-docs'`` itself (the default instance: one
+    with another ``id`` keeps its own ``<id>_versions.json`` and is not read)."""
+    body = object_body(text, "docs")
+    if body is not None:
+        return body
+    for m in re.finditer(r"""(['"])@docusaurus/plugin-content-docs\1\s*,\s*\{""", text):
+        found = braces_from(text, m.end())
+        if found is None:
+            continue
+        plugin_id = setting(top_level(found), "id")
+        if plugin_id in (None, "default"):
+            return found
+    return ""
 
 
 def versions(reader: TreeReader, folder: Path, docs_root: Path, options: str) -> list[Version]:

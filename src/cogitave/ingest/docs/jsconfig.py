@@ -33,10 +33,14 @@ def object_body(text: str, key: str) -> str | None:
     ``key = { ... }``) in a JS/TS config (the first one written), its comments blanked; None
     when there is none."""
     m = re.search(rf"(?m)(?:^|[{{,\s]){re.escape(key)}\s*[:=]\s*\{{", text)
-    if not m:
-        return None
+    return braces_from(text, m.end()) if m else None
+
+
+def braces_from(text: str, start: int) -> str | None:
+    """The text from ``start`` (just past an opening brace) to its closing brace, comments
+    blanked; None when it is not closed."""
     out: list[str] = []
-    depth, i = 1, m.end()
+    depth, i = 1, start
     while i < len(text):
         ch = text[i]
         if text.startswith(("//", "/*"), i):
