@@ -195,6 +195,17 @@ def test_a_file_over_the_size_cap_is_refused(tmp_path: Path) -> None:
     assert "huge.md: larger than 10 MB" in refused and "big.txt: larger than 10 MB" in refused
 
 
+def test_a_slice_of_a_file_over_the_cap(tmp_path: Path, secret: Path) -> None:
+    tree = tmp_path / "tree"
+    big = write(tree, "pack", b"p" * 100 + b"slice" + b"q" * (MAX_FILE_BYTES + 1))
+    reader = TreeReader(tree)
+    assert reader.read_at(big, 100, 5) == b"slice"
+    assert len(reader.read_at(big, 0, MAX_FILE_BYTES * 2) or b"") == MAX_FILE_BYTES
+    assert reader.read_at(big, MAX_FILE_BYTES * 3, 10) == b""
+    assert reader.read_at(secret / "s.txt", 0, 10) is None
+    assert reader.refusals and "outside the tree" in reader.refusals[-1].reason
+
+
 def test_a_fifo_named_like_a_page_does_not_hang(tmp_path: Path) -> None:
     write(tmp_path, "index.md", "# Home\n")
     os.mkfifo(tmp_path / "pipe.md")
@@ -245,7 +256,8 @@ def test_only_the_confined_reader_touches_files() -> None:
     other file). A method of the reader itself (``reader.read_text(``) is the way in."""
     root = Path(cogitave.ingest.__file__).parent
     offenders = []
-    for path in [*root.glob("docs/*.py"), root / "detect.py", root / "sources.py"]:
+    own = ("detect.py", "sources.py", "identity.py", "gitrepo.py")
+    for path in [*root.glob("docs/*.py"), *(root / name for name in own)]:
         rel = path.relative_to(root).as_posix()
         if not path.exists() or rel in NOT_THE_TREE:
             continue

@@ -150,6 +150,23 @@ class TreeReader:
         self._cache[real] = data
         return data
 
+    def read_at(self, path: str | Path, offset: int, size: int) -> bytes | None:
+        """Up to ``size`` bytes (at most the size cap) of the file from ``offset``, whatever
+        the file's own size (a git pack file), or None when it is refused (recorded: outside
+        the tree, not a regular file). Not cached; ``OSError`` is the caller's."""
+        real = self.real(path)
+        if not self.allows(real):
+            self.refuse("", self.shown(path), self.outside_reason(real), self.allow_for(real))
+            return None
+        fd = os.open(real, _OPEN_FLAGS)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                self.refuse("", self.shown(path), "not a regular file; not read")
+                return None
+            return os.pread(fd, max(0, min(size, self.max_bytes)), max(0, offset))
+        finally:
+            os.close(fd)
+
     def read_text(self, path: str | Path, *, where: str = "", written: str = "") -> str | None:
         """The file as ``Path.read_text(encoding="utf-8")`` gives it (universal newlines), or
         None when refused; ``UnicodeDecodeError`` and ``OSError`` are the caller's."""

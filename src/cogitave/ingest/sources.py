@@ -11,7 +11,12 @@ format asked for a folder that holds nothing of it is refused with the one that 
 :class:`~cogitave.errors.IngestError` for the source itself) with a hint: a missing source,
 a permission denied, an undecodable file, a source that yields no documents. A docs tree is
 read confined to itself: ``allow_outside`` names the folders outside it that may be read too
-(what is refused is listed in the batch's report).
+(what is refused is listed in the batch's report). A tree holding several versions of its docs
+(Docusaurus ``versioned_docs``) is read one version at a time: ``version`` names it (None: the
+one the site serves by default; :func:`doc_versions` lists them).
+
+:func:`identify` names the library a source documents and its version, from the docs
+themselves (:mod:`~cogitave.ingest.identity`).
 """
 
 from __future__ import annotations
@@ -23,11 +28,24 @@ from pathlib import Path
 from cogitave.errors import IngestError, InputError
 from cogitave.ingest import smart
 from cogitave.ingest.beir import read_beir
-from cogitave.ingest.detect import check_format, detect_format, format_hint
+from cogitave.ingest.detect import DOC_FORMATS, check_format, detect_format, format_hint
 from cogitave.ingest.docs import read_docs
+from cogitave.ingest.docs.site import DocVersion
+from cogitave.ingest.identity import SourceIdentity, doc_versions, identify
 from cogitave.ingest.jsonl import read_jsonl
 from cogitave.ingest.records import Batch
 from cogitave.schema import Schema
+
+__all__ = [
+    "FORMATS",
+    "READERS",
+    "DocVersion",
+    "SourceIdentity",
+    "SourceOptions",
+    "doc_versions",
+    "identify",
+    "read_source",
+]
 
 FORMATS = ("auto", "jsonl", "beir", "cranfield", "smart", "docs", "markdown")
 
@@ -39,13 +57,16 @@ class SourceOptions:
     schema: Schema | None = None
     base_url: str | None = None  # docs: makes URLs absolute, over the site's own setting
     allow_outside: tuple[Path, ...] = ()  # docs: folders outside the tree that may be read
+    version: str | None = None  # docs: the version of a versioned tree to read
 
 
 SourceReader = Callable[[Path, SourceOptions], Batch]
 
 
 def _docs(path: Path, o: SourceOptions) -> Batch:
-    return read_docs(path, o.schema, base_url=o.base_url, allow_outside=o.allow_outside)
+    return read_docs(
+        path, o.schema, base_url=o.base_url, allow_outside=o.allow_outside, version=o.version
+    )
 
 
 READERS: dict[str, SourceReader] = {
@@ -64,17 +85,22 @@ def read_source(
     schema: Schema | str | Path | None = None,
     base_url: str | None = None,
     allow_outside: Sequence[str | Path] = (),
+    version: str | None = None,
 ) -> Batch:
     """The source at ``path`` read as ``fmt`` (see the module doc). ``schema``: a schema, or
-    the path of its TOML file; ``base_url`` and ``allow_outside`` are for docs trees."""
+    the path of its TOML file; ``base_url``, ``allow_outside`` and ``version`` are for docs
+    trees (``version``: one the tree holds, else an :class:`InputError` naming them)."""
     source, found = Path(path), fmt
     if not source.exists():
         raise IngestError(f"source not found: {source} (to remove its nodes: cogitave delete)")
     try:
         declared = Schema.load(schema) if isinstance(schema, str | Path) else schema
-        options = SourceOptions(declared, base_url, tuple(Path(p) for p in allow_outside))
+        outside = tuple(Path(p) for p in allow_outside)
+        options = SourceOptions(declared, base_url, outside, version)
         found = detect_format(source) if fmt == "auto" else fmt
         check_format(source, found)
+        if version is not None and found not in DOC_FORMATS:
+            raise InputError(f"{source}: a version is read from a versioned docs tree, not {found}")
         reader = READERS.get(found)
         if reader is None:
             raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")

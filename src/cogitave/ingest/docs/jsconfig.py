@@ -33,10 +33,14 @@ def object_body(text: str, key: str) -> str | None:
     ``key = { ... }``) in a JS/TS config (the first one written), its comments blanked; None
     when there is none."""
     m = re.search(rf"(?m)(?:^|[{{,\s]){re.escape(key)}\s*[:=]\s*\{{", text)
-    if not m:
-        return None
+    return braces_from(text, m.end()) if m else None
+
+
+def braces_from(text: str, start: int) -> str | None:
+    """The text from ``start`` (just past an opening brace) to its closing brace, comments
+    blanked; None when it is not closed."""
     out: list[str] = []
-    depth, i = 1, m.end()
+    depth, i = 1, start
     while i < len(text):
         ch = text[i]
         if text.startswith(("//", "/*"), i):
@@ -82,6 +86,69 @@ def top_level(body: str) -> str:
             out.append(ch)
         i += 1
     return "".join(out)
+
+
+def object_entries(text: str, key: str) -> dict[str, str]:
+    """The entries of the object literal ``key: { ... }`` (Docusaurus ``versions``): each
+    top-level key, quoted or bare, -> the text of its value; {} when it is not written
+    literally."""
+    body = object_body(text, key)
+    if body is None:
+        return {}
+    parts: list[str] = []
+    depth, start, i = 0, 0, 0
+    while i < len(body):
+        ch = body[i]
+        if ch in "'\"`":
+            end = body.find(ch, i + 1)
+            i = len(body) if end < 0 else end + 1
+            continue
+        if ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+        i += 1
+    parts.append(body[start:])
+    entry = re.compile(r"^\s*(?:(['\"])([^'\"]+)\1|([A-Za-z_$][\w$-]*))\s*:\s*(.*)$", re.S)
+    out: dict[str, str] = {}
+    for part in parts:
+        m = entry.match(part)
+        if m:
+            out.setdefault(m.group(2) or m.group(3), m.group(4).strip())
+    return out
+
+
+def outer_setting(text: str, key: str) -> str | None:
+    """``key: 'value'`` nested least deep in a JS/TS config, the first one written among
+    equals: the site's own ``title``, not a navbar's or a locale's. Comments and strings are
+    skipped."""
+    pattern = re.compile(rf"{re.escape(key)}\s*:\s*(['\"`])([^'\"`]*)\1")
+    best: tuple[int, str] | None = None
+    depth, i = 0, 0
+    while i < len(text):
+        ch = text[i]
+        if text.startswith(("//", "/*"), i):
+            line = text[i + 1] == "/"
+            end = text.find("\n" if line else "*/", i + 2)
+            i = len(text) if end < 0 else end + (1 if line else 2)
+            continue
+        if ch in "'\"`":
+            end = text.find(ch, i + 1)
+            i = len(text) if end < 0 else end + 1
+            continue
+        if ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        elif ch == key[0] and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_$.")):
+            m = pattern.match(text, i)
+            if m and (best is None or depth < best[0]):
+                best = (depth, m.group(2))
+        i += 1
+    return best[1] if best else None
 
 
 def string_pairs(text: str, key: str) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from cogitave.errors import IngestError
+from cogitave.errors import IngestError, InputError
 from cogitave.ingest.confined import TreeReader
 from cogitave.ingest.docs.docusaurus import detect_docusaurus
 from cogitave.ingest.docs.hugo import detect_hugo
@@ -26,21 +26,26 @@ from cogitave.ingest.docs.starlight import detect_starlight
 from cogitave.ingest.docs.urls import rewrite_rule
 from cogitave.ingest.docs.vitepress import detect_vitepress
 
-DETECTORS = (detect_docusaurus, detect_vitepress, detect_starlight, detect_nextjs, detect_sphinx)
+DETECTORS = (detect_vitepress, detect_starlight, detect_nextjs, detect_sphinx)
 
 
-def detect_site(path: Path, reader: TreeReader | None = None) -> Site:
+def detect_site(path: Path, reader: TreeReader | None = None, version: str | None = None) -> Site:
     """Detect the shape of ``path`` (a folder, an ``mkdocs.yml`` or a single ``.md`` file);
-    every file is read through ``reader`` (by default, one confined to ``path``)."""
+    every file is read through ``reader`` (by default, one confined to ``path``). A tree that
+    holds several versions of its docs (Docusaurus) is read at ``version`` (None: the one the
+    site serves by default); a version asked of any other tree, or one it does not hold, is
+    an :class:`InputError` naming what it holds."""
     reader = reader or TreeReader.for_source(path)
-    site = _detect_site(path, reader)
+    site = _detect_site(path, reader, version)
+    if version is not None and not site.versions and site.shape != "docusaurus":
+        raise InputError(f"{path}: its docs are not versioned: leave the version out")
     site.reader = reader
     if site.shape in ("nextjs", "plain") and path.is_dir():
         _suffix_translations(site)
     return site
 
 
-def _detect_site(path: Path, reader: TreeReader) -> Site:
+def _detect_site(path: Path, reader: TreeReader, version: str | None) -> Site:
     if path.is_file():
         if path.name in MKDOCS_NAMES:
             return mkdocs_site(path.parent, path, reader)
@@ -54,6 +59,9 @@ def _detect_site(path: Path, reader: TreeReader) -> Site:
     config = config_in(path, reader)
     if config is not None:
         return mkdocs_site(path, config, reader)
+    docusaurus = detect_docusaurus(path, reader, version)
+    if docusaurus is not None:
+        return docusaurus
     for detect in DETECTORS:
         found = detect(path, reader)
         if found is not None:

@@ -105,15 +105,18 @@ def read_docs(
     mapping: FrontMatterMapping | None = None,
     base_url: str | None = None,
     allow_outside: Sequence[str | Path] = (),
+    version: str | None = None,
 ) -> DocsBatch:
     """Read a docs tree (MkDocs, Hugo, Docusaurus, VitePress, Next.js, Sphinx or a plain
     Markdown/MDX/RST folder) into nodes and edges (see the module doc). ``base_url`` makes
     URLs absolute, over the site's own setting. Nothing outside the tree (the folder named,
     or a file's folder) is read unless a folder of ``allow_outside`` holds it: what is
-    refused is listed in the report (``stats["refused"]``)."""
+    refused is listed in the report (``stats["refused"]``). ``version``: of a tree holding
+    several versions of its docs, the one to read (None: the one the site serves by default;
+    one it does not hold is an :class:`~cogitave.errors.InputError` naming those it holds)."""
     started = time.perf_counter()
     reader = TreeReader.for_source(path, allow_outside)
-    site = detect_site(Path(path), reader)
+    site = detect_site(Path(path), reader, version)
     if base_url:
         site.site_url = base_url
     b = Builder(site, mapping or FrontMatterMapping())

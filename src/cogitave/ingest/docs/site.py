@@ -60,6 +60,15 @@ class Excludes:
         return None
 
 
+@dataclass(frozen=True)
+class DocVersion:
+    """One version of the docs a versioned tree holds (Docusaurus ``versioned_docs``)."""
+
+    version: str  # its name: ``versions.json``'s, or the unreleased docs' label (``next``)
+    current: bool  # the version the site serves by default (read when none is asked)
+    url_prefix: str  # the URL path its pages are served under, below the site's base URL
+
+
 @dataclass
 class Site:
     """A detected docs tree."""
@@ -89,6 +98,10 @@ class Site:
     hugo: HugoUrls = field(default_factory=HugoUrls)  # Hugo `permalinks` and `uglyURLs`
     # VitePress `rewrites`; MkDocs i18n (`page.en.md` and `en/page.md` served as `page/`)
     rewrites: list[tuple[Matcher, str]] = field(default_factory=list)
+    # the versions of the docs the tree holds (none: it is not versioned), and the name of
+    # the one read when the site names it (a ``versions.json`` entry, a configured label)
+    versions: tuple[DocVersion, ...] = ()
+    version: str | None = None
     # what reads the tree's files (the folder the caller named, when not given)
     reader: TreeReader | None = field(default=None, repr=False, compare=False)
 
