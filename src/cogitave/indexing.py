@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +84,8 @@ class IndexResult:
     report: str = field(default="", repr=False)
     library: str | None = None
     """``name@version`` when the source was indexed as a library version."""
+    others: tuple[IndexResult, ...] = ()
+    """The other versions a versioned docs tree gave, each synced on its own."""
 
 
 # -- readers ----------------------------------------------------------------------------------
@@ -150,9 +152,10 @@ def check_folder(path: Path) -> None:
 
 
 # -- reading a source -------------------------------------------------------------------------
-def read(spec: SourceSpec) -> Batch:
-    """The source's batch, checked: a missing or unreadable source, no documents, or (unless
-    ``skip_bad``) a bad record is one error, and nothing is written."""
+def read(spec: SourceSpec, version: str | None = None) -> Batch:
+    """The source's batch (of docs ``version``, in a tree that holds several), checked: a
+    missing or unreadable source, no documents, or (unless ``skip_bad``) a bad record is one
+    error, and nothing is written."""
     from cogitave.ingest.sources import read_source
 
     batch = read_source(
@@ -161,6 +164,7 @@ def read(spec: SourceSpec) -> Batch:
         schema=spec.schema,
         base_url=spec.base_url,
         allow_outside=spec.allow_outside,
+        version=version,
     )
     if batch.problems and not spec.skip_bad:
         batch.raise_if_bad()
@@ -188,15 +192,15 @@ def index(
 
     if is_pack(spec.source):
         return _import_pack(spec, progress)
+    if spec.as_library:
+        if shards is not None or ray is not None or is_sharded(spec.collection):
+            raise InputError("a collection of libraries is not sharded: drop --shards/--ray")
+        return _index_library(spec, progress, on_read)
     batch = read(spec)
     if on_read is not None:
         on_read(batch)
     report = str(getattr(batch, "report", "") or "")
     skipped = tuple(batch.problems)
-    if spec.as_library:
-        if shards is not None or ray is not None or is_sharded(spec.collection):
-            raise InputError("a collection of libraries is not sharded: drop --shards/--ray")
-        return _index_library(spec, batch, skipped, report, progress)
     if shards is not None or ray is not None or is_sharded(spec.collection):
         roots = _index_sharded(batch, spec.collection, shards, ray, embed_actors, progress)
         return IndexResult(
@@ -220,16 +224,14 @@ def index(
 
 
 def _index_library(
-    spec: SourceSpec,
-    batch: Batch,
-    skipped: tuple[Problem, ...],
-    report: str,
-    progress: Progress | None,
+    spec: SourceSpec, progress: Progress | None, on_read: Callable[[Batch], None] | None
 ) -> IndexResult:
-    """Sync the source as one library version (the collection of libraries created if
-    absent): its name and version as given, else as its docs say, else the folder's name and
-    ``latest``."""
+    """Sync the source as a library version (the collection of libraries created if absent):
+    its name and version as given, else as its docs say, else the folder's name and
+    ``latest``. A docs tree that holds several versions (a versioned Docusaurus site) gives
+    every one of them, each a library version of its own, unless ``version`` picks one."""
     from cogitave.collection import Collection
+    from cogitave.ingest.sources import doc_versions
     from cogitave.libraries.collection import LibraryCollection
     from cogitave.libraries.layout import is_library_collection
 
@@ -240,23 +242,39 @@ def _index_library(
             "--library): index libraries into a new collection"
         )
     name, version, commit = identity(spec)
+    held = [v.version for v in doc_versions(spec.source, allow_outside=spec.allow_outside)]
+    # Every released version; the unreleased docs ("next") only when asked for by name.
+    released = [v for v in held if v.casefold() != "next"]
+    todo = [(spec.version, spec.version)] if spec.version else [(v, v) for v in released]
+    if not held:
+        todo = [(version, None)]
     lib = LibraryCollection.open(path) if is_library_collection(path) else None
     lib = lib or LibraryCollection.create(path)
-    res = lib.sync_library(
-        name,
-        version,
-        batch.nodes,
-        schema=batch.schema,
-        source=str(spec.source.resolve()),
-        commit=commit,
-        replace_source=spec.replace,
-        progress=progress,
-    )
-    ref = lib.manifest.find(f"{library_key(name)}@{version}")
-    assert ref is not None
-    return IndexResult(
-        ref.ref, len(batch.nodes), skipped, ref.nodes, ref.root, res, None, report, ref.ref
-    )
+    results: list[IndexResult] = []
+    for label, docs_version in todo:
+        batch = read(spec, docs_version)
+        if on_read is not None:
+            on_read(batch)
+        res = lib.sync_library(
+            name,
+            label,
+            batch.nodes,
+            schema=batch.schema,
+            source=str(spec.source.resolve()),
+            commit=commit,
+            replace_source=spec.replace,
+            progress=progress,
+        )
+        e = lib.manifest.find(f"{library_key(name)}@{label}")
+        assert e is not None
+        report = str(getattr(batch, "report", "") or "")
+        results.append(
+            IndexResult(
+                e.ref, len(batch.nodes), tuple(batch.problems), e.nodes, e.root, res, None,
+                report, e.ref,
+            )
+        )  # fmt: skip
+    return replace(results[0], others=tuple(results[1:]))
 
 
 def _import_pack(spec: SourceSpec, progress: Progress | None) -> IndexResult:

@@ -96,3 +96,30 @@ def test_pack_and_import_from_the_command_line(col: Path, tmp_path: Path) -> Non
     assert {h["library"] for h in json.loads(hits)["results"]} == {"demo-kit@2.0.0"}
     bad = run_cli("pack", "-c", str(col), "--library", "nope", "-o", str(pack), ok=False)
     assert bad.returncode == 2 and "no library" in bad.stderr
+
+
+def test_a_versioned_docs_tree_gives_every_released_version(tmp_path: Path) -> None:
+    site = {
+        "docusaurus.config.js": "module.exports = { title: 'Demo', url: 'https://x.dev' };\n",
+        "versions.json": '["2.0", "1.0"]',
+    }
+    for folder, words in (
+        ("docs", "Unreleased"),
+        ("versioned_docs/version-2.0", "Two"),
+        ("versioned_docs/version-1.0", "One"),
+    ):
+        site[f"{folder}/intro.md"] = f"# Intro\n\n{words} wording about retries.\n"
+    tree = write_tree(tmp_path / "site", site)
+    res = run_cli("index", "-c", str(tmp_path / "c"), "--library", "demo", str(tree), "-q")
+    assert "demo@2.0" in res.stdout and "demo@1.0" in res.stdout and "next" not in res.stdout
+    body = json.loads(run_cli("libraries", "-c", str(tmp_path / "c"), "--json").stdout)
+    assert [v["version"] for v in body["libraries"][0]["versions"]] == ["2.0", "1.0"]
+    hit = json.loads(
+        run_cli(
+            "search", "retries", "-c", str(tmp_path / "c"), "--json", "--library", "demo@1.0"
+        ).stdout  # fmt: skip
+    )["results"][0]
+    assert hit["library"] == "demo@1.0" and hit["url"] == "https://x.dev/docs/1.0/intro"
+    one = run_cli("index", "-c", str(tmp_path / "d"), "--library", "demo", "--version", "next",
+                  str(tree), "-q")  # fmt: skip
+    assert "demo@next" in one.stdout

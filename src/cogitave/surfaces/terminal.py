@@ -249,7 +249,8 @@ def index(
         res = indexing.index(
             spec, progress=bar, on_read=read, shards=shards, ray=ray, embed_actors=embed_actors
         )
-    out.print(sync_line(res), markup=False, soft_wrap=True)
+    for one in (res, *res.others):
+        out.print(sync_line(one), markup=False, soft_wrap=True)
     return res
 
 
