@@ -114,11 +114,8 @@ def test_a_versioned_docs_tree_gives_every_released_version(tmp_path: Path) -> N
     assert "demo@2.0" in res.stdout and "demo@1.0" in res.stdout and "next" not in res.stdout
     body = json.loads(run_cli("libraries", "-c", str(tmp_path / "c"), "--json").stdout)
     assert [v["version"] for v in body["libraries"][0]["versions"]] == ["2.0", "1.0"]
-    hit = json.loads(
-        run_cli(
-            "search", "retries", "-c", str(tmp_path / "c"), "--json", "--library", "demo@1.0"
-        ).stdout  # fmt: skip
-    )["results"][0]
+    args = ("search", "retries", "-c", str(tmp_path / "c"), "--json", "--library", "demo@1.0")
+    hit = json.loads(run_cli(*args).stdout)["results"][0]
     assert hit["library"] == "demo@1.0" and hit["url"] == "https://x.dev/docs/1.0/intro"
     one = run_cli("index", "-c", str(tmp_path / "d"), "--library", "demo", "--version", "next",
                   str(tree), "-q")  # fmt: skip
