@@ -18,6 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from cogitave.expand import analysis
+from cogitave.expand.lexicon import FUNCTION_WORDS
 from cogitave.nodes import Node
 from cogitave.query.types import Hit
 
@@ -159,51 +161,108 @@ class AnswerBudget:
     truncated: bool
 
 
+SHARED_BY = 5
+"""A search answer's budget is shared as if this many hits were shown: a 2,000-token answer
+shows about five hits, each cut to the blocks that answer the query."""
+LEAD_RATIO = 1.5
+"""Hit 1 may take up to :data:`LEAD_SHARE` of the budget when its score is at least this many
+times hit 2's: it is clearly the answer, and the others are far behind."""
+LEAD_SHARE = 0.4
+MORE_TOKENS = 15  # room for a hit's "more:" line
+
+
 def search_markdown(
     query: str,
     entries: Sequence[tuple[Hit, Node]],
     max_tokens: int,
     labels: Mapping[str, str] | None = None,
 ) -> tuple[str, AnswerBudget]:
-    """Hits as one Markdown answer within ``max_tokens``; whole hits first, then as many
-    blocks of the next one as fit (``labels``: library version -> how a heading names it).
-    Returns the text and a summary of the cut."""
+    """Hits as one Markdown answer within ``max_tokens``, the budget shared by the hits.
+
+    Each hit gets a share (the budget over :data:`SHARED_BY` hits, or what is left over the
+    hits still to show; hit 1 up to :data:`LEAD_SHARE` of it when it clearly leads); within
+    its share it shows its heading and URL, then the blocks that hold the query's words (code
+    that names them first among equals), in their order in the section, cut at a block
+    boundary, and a ``more: docs_fetch <url>`` line when blocks were left out. A share a hit
+    does not use goes to the next ones. ``labels``: library version -> how a heading names
+    it. Returns the text and a summary of the cut."""
     budget = max_tokens - NOTE_TOKENS
-    parts: list[str] = []
-    used = 0
-    shown = omitted_blocks = 0
+    words = [w for w in analysis.surface(query) if w not in FUNCTION_WORDS]
+    terms = {analysis.stem(w) for w in words} or set(analysis.stems(query))
     labels = labels or {}
+    parts: list[str] = []
+    used = shown = omitted_blocks = 0
+    n = len(entries)
+    lead = n > 1 and entries[0][0].score >= LEAD_RATIO * max(entries[1][0].score, 1e-12)
     for i, (hit, node) in enumerate(entries):
-        hb = hit_blocks(hit, node, labels.get(hit.library, ""))
-        cut = fit(hb, budget - used, at_least_one=i == 0)
-        if not cut.kept:
-            omitted_blocks += sum(len(hit_blocks(h, n)) for h, n in entries[i:])
+        left = budget - used
+        head, *body = hit_blocks(hit, node, labels.get(hit.library, ""))
+        head_t = estimate_tokens(head) + 1
+        if left < head_t + MORE_TOKENS:
+            omitted_blocks += sum(len(node_blocks(nd)) for _, nd in entries[i:])
             break
-        parts.extend(cut.kept)
-        used += cut.tokens
+        to_show = max(1, min(n, SHARED_BY) - shown)
+        share = left / to_show
+        if i == 0:
+            share = max(share, LEAD_SHARE * budget) if lead else share
+        room = int(share) - head_t - MORE_TOKENS
+        chosen, dropped = _answering(body, terms, room, left - head_t - MORE_TOKENS)
+        block = [head, *chosen]
+        if dropped:
+            block.append(f"more: docs_fetch {hit.url or hit.path or hit.uid}")
+        parts.extend(block)
+        used += sum(estimate_tokens(b) + 1 for b in block)
         shown += 1
-        if cut.omitted:
-            omitted_blocks += cut.omitted + sum(len(hit_blocks(h, n)) for h, n in entries[i + 1 :])
-            break
+        omitted_blocks += dropped
     if not entries:
         parts.append(f"No results for “{query}”.")
-    left = len(entries) - shown
-    truncated = bool(left or omitted_blocks)
+    left_hits = n - shown
+    truncated = bool(left_hits or omitted_blocks)
     if truncated:
         parts.append(
-            f"_Cut at max_tokens={max_tokens}: {shown} of {len(entries)} hits shown, "
+            f"_Cut at max_tokens={max_tokens}: {shown} of {n} hits shown, "
             f"{omitted_blocks} blocks left out. Raise max_tokens, or read a page whole with "
             "docs_fetch and its URL._"
         )
     text = "\n\n".join(parts)
     return text, AnswerBudget(
-        hits=len(entries),
+        hits=n,
         shown=shown,
         omitted_blocks=omitted_blocks,
         tokens=estimate_tokens(text),
         max_tokens=max_tokens,
         truncated=truncated,
     )
+
+
+def _answering(
+    blocks_: Sequence[str], terms: set[str], room: int, hard: int
+) -> tuple[list[str], int]:
+    """The blocks of a hit that fit ``room`` tokens, most answering first (the query's stems
+    they hold, a heading's at half; a code block that names one, then the hit's opening
+    block, ahead of equals),
+    shown in their own order; and how many were left out. When none fits, the best one is
+    shown if it fits ``hard`` (what is left of the whole budget) and is no larger than twice
+    ``room``, so a hit is rarely a bare heading."""
+    scored = []
+    for j, b in enumerate(blocks_):
+        hits = float(len(terms & set(analysis.stems(b)))) if terms else 0.0
+        if b.startswith("#"):
+            hits /= 2  # a heading without the text under it answers little
+        bonus = (0.5 if hits and _FENCE.match(b) else 0.0) + (0.25 if j == 0 else 0.0)
+        scored.append((hits + bonus, j, estimate_tokens(b) + 1))
+    keep: set[int] = set()
+    used = 0
+    for score, j, t in sorted(scored, key=lambda x: (-x[0], x[1])):
+        if used + t <= room and (score > 0 or not keep or used + t <= room // 2):
+            keep.add(j)
+            used += t
+    if not keep and blocks_:
+        best = min(scored, key=lambda x: (-x[0], x[1]))
+        if best[2] <= min(max(room, 0) * 2, hard):
+            keep.add(best[1])
+    chosen = [b for j, b in enumerate(blocks_) if j in keep]
+    return chosen, len(blocks_) - len(chosen)
 
 
 def page_markdown(
