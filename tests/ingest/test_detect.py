@@ -12,7 +12,7 @@ from cogitave import Collection
 from cogitave.errors import InputError
 from cogitave.ingest.detect import check_format, detect_format
 from cogitave.ingest.docs.layout import detect_site
-from tests.ingest.test_markdown import write
+from tests.ingest.helpers import write
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "docs"
 

@@ -167,7 +167,7 @@ def test_search_path_prefix_and_page_grouping(tmp_path):
 
 
 def test_index_and_eval_a_smart_collection(tmp_path):
-    from tests.ingest.test_smart import CISI_LIKE
+    from tests.ingest.helpers import CISI_LIKE
 
     src = tmp_path / "cisi"
     src.mkdir()
