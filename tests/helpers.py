@@ -206,6 +206,11 @@ def mcp_calls(reader: Reader, *batch: tuple[str, dict[str, Any]], mode: str = "a
     return anyio.run(run)
 
 
+def mcp_call(reader: Reader, name: str, args: dict[str, Any]) -> CallToolResult:
+    """One tool call through the SDK's in-memory client."""
+    return mcp_calls(reader, (name, args))[0]
+
+
 def mcp_text(res: CallToolResult) -> str:
     return "".join(getattr(c, "text", "") for c in res.content)
 

@@ -21,7 +21,7 @@ from cogitave.store.manifest import Manifest
 from cogitave.store.roots import RootStore
 from cogitave.store.verify import verify_collection
 from tests.conftest import SCHEMA, make_nodes
-from tests.surfaces.test_one_ranking import docs_collection
+from tests.helpers import docs_collection
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
