@@ -9,9 +9,6 @@ chained variable-length hops;  7. an empty API key turned authentication off.
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -27,9 +24,16 @@ from cogitave.surfaces.cost import Budget, Limits, WorkerPool, json_size
 from cogitave.surfaces.graphql_cost import estimate_cost
 from cogitave.surfaces.http import McpSessions, create_app
 from tests.clock import stopwatch
-from tests.helpers import BASE_URL, docs_collection, free_port, http_error, mcp_call, mcp_text
+from tests.helpers import (
+    BASE_URL,
+    docs_collection,
+    free_port,
+    http_error,
+    mcp_call,
+    mcp_text,
+    run_cli,
+)
 
-CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
 NESTED = """{
   related(uid: "tutorial/query", depth: 4, limit: 1000) { items { node {
     related(depth: 4, limit: 1000) { items { uid } } } } }
@@ -313,14 +317,18 @@ def test_empty_api_key_is_refused(col: Collection, key: str) -> None:
         create_app(col, api_key=key)
 
 
-def test_serve_refuses_an_empty_api_key(col: Collection) -> None:
-    env = dict(os.environ, COGITAVE_API_KEY="")
-    proc = subprocess.run(
-        [*CLI, "serve", "--collection", str(col.store.path), "--port", str(free_port())],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
+def test_serve_refuses_an_empty_api_key(col: Collection, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cogitave serve`` in this process: it must refuse before it listens (were it to
+    listen, the test fails at once rather than serving)."""
+    from cogitave.surfaces import http
+
+    def listen(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("serve listened with an empty API key")
+
+    monkeypatch.setattr(http, "serve", listen)
+    monkeypatch.setenv("COGITAVE_API_KEY", "")
+    proc = run_cli(
+        "serve", "--collection", str(col.store.path), "--port", str(free_port()), ok=False
     )
     assert proc.returncode == 2
     assert "API key is empty" in proc.stderr and "Traceback" not in proc.stderr
