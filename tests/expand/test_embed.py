@@ -60,7 +60,7 @@ def encoder() -> OnnxMiniLMEncoder:
 def reference_vectors() -> dict[str, np.ndarray]:
     """text -> fp32 all-MiniLM-L6-v2 vector: the fixed texts from REFERENCE_FILE (always), and
     real SciFact abstracts and claims computed here when the fp32 weights and the shared data
-    are both present (scripts/make-encoder-reference writes the file)."""
+    are both present (``python -m tests.expand.make_reference`` writes the file)."""
     with np.load(REFERENCE_FILE) as stored:
         out = {t: stored[text_key(t)] for t in fixed_texts()}
     extra = [*scifact_abstracts(), *scifact_queries()]
