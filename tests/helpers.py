@@ -9,6 +9,7 @@ import io
 import socket
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -186,9 +187,12 @@ def run_cli(*args: str, ok: bool = True) -> CliResult:
     return res
 
 
-def cli_process(*args: str, ok: bool = True, timeout: float = 120) -> CliResult:
-    """``cogitave ARGS`` as a process of its own (servers, watches, signals)."""
-    proc = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
+def cli_process(
+    *args: str, ok: bool = True, timeout: float = 120, command: Sequence[str] = CLI
+) -> CliResult:
+    """``cogitave ARGS`` as a process of its own (the entry point itself, servers, watches,
+    signals); ``command`` is ``python -m cogitave.surfaces.cli`` unless given."""
+    proc = subprocess.run([*command, *args], capture_output=True, text=True, timeout=timeout)
     if ok:
         assert proc.returncode == 0, proc.stderr
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
@@ -204,6 +208,11 @@ def mcp_calls(reader: Reader, *batch: tuple[str, dict[str, Any]], mode: str = "a
             return [await client.call_tool(name, args) for name, args in batch]
 
     return anyio.run(run)
+
+
+def mcp_call(reader: Reader, name: str, args: dict[str, Any]) -> CallToolResult:
+    """One tool call through the SDK's in-memory client."""
+    return mcp_calls(reader, (name, args))[0]
 
 
 def mcp_text(res: CallToolResult) -> str:

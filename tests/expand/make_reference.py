@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.expand.test_embed import MODEL_DIR, REFERENCE_FILE, fixed_texts, live_reference, text_key
+from tests.expand.helpers import MODEL_DIR, REFERENCE_FILE, fixed_texts, live_reference, text_key
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ import cogitave.ingest
 from cogitave.errors import IngestError
 from cogitave.ingest.confined import MAX_FILE_BYTES, TreeReader
 from cogitave.ingest.docs import DocsBatch, read_docs
-from tests.ingest.test_markdown import write
+from tests.ingest.helpers import write
 
 MARKER = "SECRET-" + secrets.token_hex(8)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from cogitave import Collection, SearchRequest
 from cogitave.ingest.docs import MIN_SECTION_TERMS, read_docs
 from cogitave.ingest.docs.parse import parse_page
-from tests.ingest.test_markdown import by_uid, edges_of, write
+from tests.ingest.helpers import by_uid, edges_of, write
 
 SETTINGS = [f"setting{i:02d}" for i in range(MIN_SECTION_TERMS)]
 

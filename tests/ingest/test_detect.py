@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +10,8 @@ from cogitave import Collection
 from cogitave.errors import InputError
 from cogitave.ingest.detect import check_format, detect_format
 from cogitave.ingest.docs.layout import detect_site
-from tests.ingest.test_markdown import write
+from tests.helpers import run_cli
+from tests.ingest.helpers import write
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "docs"
 
@@ -61,25 +60,18 @@ def test_no_documents_names_what_was_looked_for_and_what_fits(tmp_path: Path) ->
         detect_format(write(tmp_path, "notes.csv", "a,b\n"))
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cogitave.surfaces.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_cli_index_picks_docs_and_takes_a_base_url(tmp_path: Path) -> None:
     col = tmp_path / "col"
-    proc = cli("index", "--collection", str(col), str(FIXTURES / "vitepress"),
-               "--base-url", "https://other.example/v/")  # fmt: skip
+    proc = run_cli("index", "--collection", str(col), str(FIXTURES / "vitepress"),
+                   "--base-url", "https://other.example/v/")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "markdown (vitepress)" in proc.stderr
     page = Collection.open(col).get("guide/features")
     assert page.meta["url"] == "https://other.example/v/guide/features"
     assert page.meta["breadcrumb"] == ["Getting Started", "Features"]
-    bad = cli("index", "--collection", str(tmp_path / "c2"), str(tmp_path), "--format", "docs")
+    bad = run_cli(
+        "index", "--collection", str(tmp_path / "c2"), str(tmp_path), "--format", "docs", ok=False
+    )
     assert bad.returncode == 2
     assert "no documents for --format docs" in bad.stderr
     assert "Traceback" not in bad.stderr

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from cogitave.errors import IngestError
 from cogitave.ingest.docs import read_docs
 from cogitave.ingest.globs import GitIgnore, GlobError, compile_glob, compile_route
-from tests.ingest.test_markdown import write
+from tests.ingest.helpers import write
 
 HOSTILE = "**a**a**a**a**a**a**a**a**a**a**b"  # ten `**a`: exponential for a regex
 LONG_NAME = "a" * 100

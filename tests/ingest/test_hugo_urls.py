@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cogitave.ingest.docs import read_docs
 from cogitave.ingest.docs.hugo_urls import HugoUrls, expand, hugo_config
-from tests.ingest.test_markdown import by_uid, edges_of, write
+from tests.ingest.helpers import by_uid, edges_of, write
 
 
 def urls(root: Path) -> dict[str, str]:

@@ -3,48 +3,19 @@
 from __future__ import annotations
 
 import os
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
 from cogitave.errors import IngestError
-from cogitave.ingest.docs import DocsBatch, FrontMatterMapping, read_docs
+from cogitave.ingest.docs import FrontMatterMapping, read_docs
 from cogitave.ingest.docs.parse import parse_page, slugify_github, slugify_toc
 from cogitave.ingest.docs.urls import page_url
-from cogitave.nodes import Node
 from cogitave.schema import EDGE_LABELS, Dimension, Schema
+from tests.ingest.helpers import assert_graph_closed, by_uid, edges_of, write
 
 FENCE = "```"
-
-
-def write(root: Path, rel: str, text: str | bytes) -> Path:
-    p = root / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        p.write_bytes(text)
-    else:
-        p.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return p
-
-
-def by_uid(batch: DocsBatch) -> dict[str, Node]:
-    return {n.uid: n for n in batch.nodes}
-
-
-def edges_of(node: Node, label: str) -> list[str]:
-    return [e.dst for e in node.edges if e.label == label]
-
-
-def assert_graph_closed(batch: DocsBatch) -> None:
-    uids = {n.uid for n in batch.nodes}
-    assert len(uids) == len(batch.nodes), "duplicate uids"
-    for n in batch.nodes:
-        for e in n.edges:
-            assert e.label in EDGE_LABELS
-            assert e.dst in uids, f"{n.uid} -{e.label}-> {e.dst} dangles"
-            assert e.dst != n.uid
 
 
 # -- MkDocs ---------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from cogitave.ingest.docs.docusaurus import detect_docusaurus
 from cogitave.ingest.docs.site import Site
 from cogitave.ingest.docs.urls import page_url, rewrite_path, rewrite_rule, url_of
 from cogitave.ingest.docs.vitepress import detect_vitepress
-from tests.ingest.test_markdown import assert_graph_closed, by_uid, edges_of, write
+from tests.ingest.helpers import assert_graph_closed, by_uid, edges_of, write
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "docs"
 

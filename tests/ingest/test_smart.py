@@ -9,30 +9,8 @@ import pytest
 from cogitave.errors import IngestError
 from cogitave.eval import cranfield
 from cogitave.ingest import smart
+from tests.ingest.helpers import CISI_LIKE
 
-CISI_LIKE = """.I 1
-.T
-18 Editions of the Dewey Decimal
-Classifications
-.A
-Comaromi, J.P.
-.W
-   The present study is a history of the DEWEY Decimal
-Classification.
-.X
-1	5	1
-92	1	1
-.I 2
-.T
-Use Made of Technical Libraries
-.A
-Slater, M.
-.W
-This report is an analysis of 6300 acts of use
-in 104 technical libraries.
-.X
-2	1	2
-"""
 CACM_LIKE = """.I 1
 .T
 Preliminary Report-International Algebraic Language

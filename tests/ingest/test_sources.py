@@ -13,8 +13,7 @@ from cogitave.ingest import sources
 from cogitave.ingest.docs import DocsBatch
 from cogitave.ingest.records import Batch
 from cogitave.ingest.sources import FORMATS, READERS, SourceOptions, read_source
-from tests.ingest.test_markdown import write
-from tests.ingest.test_smart import CISI_LIKE
+from tests.ingest.helpers import CISI_LIKE, write
 
 CRANFIELD_LIKE = ".I 1\n.T\nflow past a plate\n.A\nsmith\n.W\nthe boundary layer.\n"
 

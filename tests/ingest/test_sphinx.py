@@ -10,7 +10,7 @@ import pytest
 from cogitave import Collection
 from cogitave.ingest.docs import DocsBatch, read_docs
 from cogitave.nodes import Node
-from tests.ingest.test_markdown import assert_graph_closed, by_uid, edges_of
+from tests.ingest.helpers import assert_graph_closed, by_uid, edges_of
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "docs" / "sphinx"
 BASE = "https://docs.example.org/3/"

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +19,7 @@ from cogitave.store.manifest import Manifest
 from cogitave.store.roots import RootStore
 from cogitave.store.verify import verify_collection
 from tests.conftest import SCHEMA, make_nodes
-from tests.surfaces.test_one_ranking import docs_collection
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cogitave.surfaces.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+from tests.helpers import docs_collection, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -130,12 +119,12 @@ def test_verify_writes_nothing(pristine: Path) -> None:
 
 
 def test_cli_ok_and_json(pristine: Path) -> None:
-    proc = cli("verify", "--collection", str(pristine))
+    proc = run_cli("verify", "--collection", str(pristine))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert [ln.split()[0] for ln in lines] == ["OK", "OK", "OK", "OK:"]
     assert "HEAD" in lines[0]
-    body = json.loads(cli("verify", "--collection", str(pristine), "--json").stdout)
+    body = json.loads(run_cli("verify", "--collection", str(pristine), "--json").stdout)
     assert body["ok"] and len(body["roots"]) == 3
 
 
@@ -195,7 +184,7 @@ def test_corrupt_head_names_the_file(damaged: Path, content: bytes, reason: str)
     assert report.head_file == str(damaged / "HEAD")
     assert reason in (report.head_problem or "")
     assert all(r.ok for r in report.roots)  # the roots themselves are intact
-    proc = cli("verify", "--collection", str(damaged))
+    proc = run_cli("verify", "--collection", str(damaged), ok=False)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert proc.stdout.splitlines()[0].startswith("BAD   HEAD")
@@ -232,7 +221,7 @@ def test_cli_reports_each_root_and_exits_1(damaged: Path) -> None:
     rid, m = head_manifest(damaged)
     f = damaged / "objects" / object_of(m, "lexical:.term")
     flip_byte(f)
-    proc = cli("verify", "--collection", str(damaged))
+    proc = run_cli("verify", "--collection", str(damaged), ok=False)
     assert proc.returncode == 1, proc.stdout
     assert "Traceback" not in proc.stderr
     lines = proc.stdout.splitlines()
@@ -241,7 +230,7 @@ def test_cli_reports_each_root_and_exits_1(damaged: Path) -> None:
 
 
 def test_cli_no_collection_is_one_line_exit_2(tmp_path: Path) -> None:
-    proc = cli("verify", "--collection", str(tmp_path / "none"))
+    proc = run_cli("verify", "--collection", str(tmp_path / "none"), ok=False)
     assert proc.returncode == 2
     assert proc.stderr.startswith("error[not_found]") and proc.stderr.count("\n") == 1
 

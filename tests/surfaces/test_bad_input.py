@@ -1,9 +1,9 @@
 """Bad input on every surface: a clear error, in bounded time, and the service still answers.
 
-Surfaces: the Python API, the CLI (subprocesses), REST and GraphQL (FastAPI TestClient) and
-MCP (the SDK's in-memory client). Inputs: empty, 1 MB and 10k-term queries, invalid UTF-8 and
-binary bytes, control characters, NUL, unknown fields, negative / huge limit and offset, an
-unknown uid, malformed JSON, wrong types, deep nesting, huge query_graph text.
+Surfaces: the Python API, the CLI (``main()`` in this process), REST and GraphQL (FastAPI
+TestClient) and MCP (the SDK's in-memory client). Inputs: empty, 1 MB and 10k-term queries,
+invalid UTF-8 and binary bytes, control characters, NUL, unknown fields, negative / huge limit
+and offset, an unknown uid, malformed JSON, wrong types, deep nesting, huge query_graph text.
 
 A clear error is: Python, a ``CogitaveError``; REST, a 4xx in the ``{"error": {...}}`` shape;
 GraphQL, ``errors`` with a readable message (not the masked "Unexpected error."), or a 4xx;
@@ -20,7 +20,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import anyio
@@ -33,11 +32,10 @@ from cogitave.errors import CogitaveError
 from cogitave.query.types import SearchRequest
 from cogitave.surfaces.http import create_app
 from cogitave.surfaces.mcp import build_mcp
-from tests.helpers import BASE_URL, docs_collection
+from tests.helpers import BASE_URL, docs_collection, run_cli
 
-CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
 BOUND_S = 2.0
-CLI_BOUND_S = 6.0  # a CLI call is a fresh interpreter (imports ~0.7 s), several run at once
+CLI_BOUND_S = 6.0  # the bound of a CLI call when each was a process (imports ~0.7 s)
 MB_QUERY = "a " * 500_000
 TERMS_10K = " ".join(f"w{i}" for i in range(10_000))
 SURROGATE = "install \udcff pip"  # what invalid UTF-8 becomes in a Python str
@@ -405,29 +403,28 @@ CLI_CASES: list[Any] = [
 
 @pytest.fixture(scope="module")
 def cli_runs(col: Collection, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Every CLI case, a few processes at a time: name -> (returncode, stderr, seconds)."""
+    """Every CLI case, in this process one after another: name -> (returncode, stderr,
+    seconds). Bytes arguments are decoded as Python decodes a process's argv."""
     tmp = tmp_path_factory.mktemp("cli-bad")
     bad = tmp / "bad.jsonl"
     bad.write_bytes(b'{"uid": "a", "title": \n\xff\xfe\n')
     path = str(col.store.path)
 
-    def argv(args: list[Any]) -> list[Any]:
+    def argv(args: list[Any]) -> list[str]:
+        args = [os.fsdecode(a) for a in args]  # undecodable bytes -> lone surrogates
         args = [str(bad) if a == "{bad}" else a for a in args]
         target = str(tmp / "new") if args[0] == "index" else path
-        if args[0] in ("search", b"search", "index"):
+        if args[0] in ("search", "index"):
             args = [*args, "--collection", target]
-            if isinstance(args[0], bytes):
-                args = [a if isinstance(a, bytes) else a.encode() for a in args]
-        return [*CLI, *args]
+        return args
 
-    def one(case: Any) -> tuple[str, tuple[int, str, float]]:
+    runs = {}
+    for case in CLI_CASES:
         name, args, _ = case.values if hasattr(case, "values") else case
         t = time.perf_counter()
-        p = subprocess.run(argv(args), capture_output=True, timeout=120)
-        return name, (p.returncode, p.stderr.decode(errors="replace"), time.perf_counter() - t)
-
-    with ThreadPoolExecutor(max(2, min(4, os.cpu_count() or 1))) as pool:
-        return dict(pool.map(one, CLI_CASES))
+        res = run_cli(*argv(args), ok=False)
+        runs[name] = (res.returncode, res.stderr, time.perf_counter() - t)
+    return runs
 
 
 @pytest.mark.parametrize("name, args, code", CLI_CASES)
@@ -441,11 +438,8 @@ def test_cli(cli_runs: dict[str, Any], name: str, args: list[Any], code: int) ->
 
 
 def test_cli_still_answers_after_bad_input(col: Collection, cli_runs: dict[str, Any]) -> None:
-    p = subprocess.run(
-        [*CLI, "search", "install with pip", "--json", "--collection", str(col.store.path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    p = run_cli(
+        "search", "install with pip", "--json", "--collection", str(col.store.path), ok=False
     )
     assert p.returncode == 0 and '"results"' in p.stdout
 

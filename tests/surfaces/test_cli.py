@@ -1,27 +1,21 @@
-"""The CLI: the exact command forms, --json output, one-line errors with non-zero exits."""
+"""The CLI: the exact command forms, --json output, one-line errors with non-zero exits.
+
+Commands run in this process (:func:`~tests.helpers.run_cli`, as ``main()`` runs them); one
+test runs the console entry point as a process of its own."""
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
+import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import make_nodes
-
-
-def cli(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "cogitave.surfaces.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if ok:
-        assert proc.returncode == 0, proc.stderr
-    return proc
+from tests.helpers import CLI, cli_process, run_cli
+from tests.ingest.helpers import CISI_LIKE
 
 
 @pytest.fixture(scope="module")
@@ -31,12 +25,14 @@ def indexed(tmp_path_factory):
     src.write_text(
         "".join(json.dumps(n.to_record()["dims"] | {"uid": n.uid}) + "\n" for n in make_nodes(120))
     )
-    cli("index", "--collection", str(tmp / "col"), "--format", "jsonl", str(src), "-q")
+    run_cli("index", "--collection", str(tmp / "col"), "--format", "jsonl", str(src), "-q")
     return tmp
 
 
 def test_search_json(indexed):
-    proc = cli("search", "--collection", str(indexed / "col"), "--json", "--limit", "3", "gamma")
+    proc = run_cli(
+        "search", "--collection", str(indexed / "col"), "--json", "--limit", "3", "gamma"
+    )
     body = json.loads(proc.stdout)
     assert [r["rank"] for r in body["results"]] == [1, 2, 3]
     assert {"uid", "score", "rank"} <= set(body["results"][0])
@@ -44,7 +40,7 @@ def test_search_json(indexed):
 
 
 def test_roots_lists_head(indexed):
-    assert "HEAD" in cli("roots", "--collection", str(indexed / "col")).stdout
+    assert "HEAD" in run_cli("roots", "--collection", str(indexed / "col")).stdout
 
 
 def test_eval_json(indexed, tmp_path):
@@ -52,7 +48,7 @@ def test_eval_json(indexed, tmp_path):
     q.write_text(json.dumps({"_id": "1", "text": "gamma delta"}) + "\n")
     qrels = tmp_path / "qrels.tsv"
     qrels.write_text("query-id\tcorpus-id\tscore\n1\tn00003\t1\n")
-    out = cli(
+    out = run_cli(
         "eval",
         "--collection",
         str(indexed / "col"),
@@ -71,10 +67,12 @@ def test_eval_url_graded(indexed, tmp_path):
         json.dumps({"query": "gamma delta", "judgments": [{"url": "n00003", "grade": 2}]}) + "\n"
     )
     args = ("eval", "--collection", str(indexed / "col"), "--queries", str(q))
-    body = json.loads(cli(*args, "--systems", "bm25", "--json").stdout)
+    body = json.loads(run_cli(*args, "--systems", "bm25", "--json").stdout)
     assert set(body["systems"]["bm25"]) >= {"mrr", "hit@1", "hit@5", "ndcg@5", "answer_tokens"}
     assert body["systems"]["bm25"]["queries"] == 1
-    assert "Hit@3" in cli(*args, "--format", "urls", "--systems", "bm25", "--group-by-page").stdout
+    assert (
+        "Hit@3" in run_cli(*args, "--format", "urls", "--systems", "bm25", "--group-by-page").stdout
+    )
 
 
 @pytest.mark.parametrize(
@@ -101,7 +99,7 @@ def test_errors_are_one_line_no_traceback(indexed, tmp_path, args, code):
     (tmp_path / "badedge.jsonl").write_text('{"uid": "a", "edges": [{"label": "x", "dst": "b"}]}\n')
     (tmp_path / "malformed.jsonl").write_text('{"uid": "a"\n')
     fmt = {"tmp": str(tmp_path), "col": str(indexed / "col")}
-    proc = cli(*(a.format(**fmt) for a in args), ok=False)
+    proc = run_cli(*(a.format(**fmt) for a in args), ok=False)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().startswith(f"error[{code}]"), proc.stderr
@@ -111,17 +109,17 @@ def test_errors_are_one_line_no_traceback(indexed, tmp_path, args, code):
 def test_skip_bad_writes_good_records(tmp_path):
     src = tmp_path / "mixed.jsonl"
     src.write_text('{"uid": "a", "title": "alpha"}\n{oops\n{"uid": "b", "title": "beta"}\n')
-    proc = cli("index", "--collection", str(tmp_path / "c"), "--skip-bad", "-q", str(src))
+    proc = run_cli("index", "--collection", str(tmp_path / "c"), "--skip-bad", "-q", str(src))
     assert f"{src}:2" in proc.stderr
     assert "indexed 2 nodes (1 skipped)" in proc.stdout
 
 
 def test_compact_keeps_the_answers(indexed):
     col = str(indexed / "col")
-    before = json.loads(cli("search", "--collection", col, "--json", "gamma delta").stdout)
-    out = cli("compact", "--collection", col, "-q").stdout
+    before = json.loads(run_cli("search", "--collection", col, "--json", "gamma delta").stdout)
+    out = run_cli("compact", "--collection", col, "-q").stdout
     assert "vector segments ->" in out and "120 live nodes" in out
-    after = json.loads(cli("search", "--collection", col, "--json", "gamma delta").stdout)
+    after = json.loads(run_cli("search", "--collection", col, "--json", "gamma delta").stdout)
     assert after["root"] != before["root"]
     assert [r["uid"] for r in after["results"]] == [r["uid"] for r in before["results"]]
 
@@ -131,7 +129,9 @@ def test_index_reports_links_before_embedding_with_rate_and_eta(tmp_path):
     docs.mkdir()
     (docs / "index.md").write_text("# Home\n\nSee [the guide](guide.md) and [gone](missing.md).\n")
     (docs / "guide.md").write_text("# Guide\n\nInstall it, then run it.\n")
-    proc = cli("index", "--collection", str(tmp_path / "col"), "--format", "markdown", str(docs))
+    proc = run_cli(
+        "index", "--collection", str(tmp_path / "col"), "--format", "markdown", str(docs)
+    )
     err = proc.stderr
     # The ingest report (with its unresolved link) comes before the embedding step starts.
     assert "1 unresolved" in err, err
@@ -152,10 +152,10 @@ def test_search_path_prefix_and_page_grouping(tmp_path):
         (site / rel).parent.mkdir(parents=True, exist_ok=True)
         (site / rel).write_text(body)
     col = str(tmp_path / "col")
-    cli("index", "--collection", col, str(site), "-q")
+    run_cli("index", "--collection", col, str(site), "-q")
 
     def paths(*extra: str) -> list[str]:
-        out = cli("search", "--collection", col, "--json", *extra, "install pip").stdout
+        out = run_cli("search", "--collection", col, "--json", *extra, "install pip").stdout
         return [r.get("path", "") for r in json.loads(out)["results"]]
 
     every = paths("--no-group-by-page")
@@ -167,18 +167,16 @@ def test_search_path_prefix_and_page_grouping(tmp_path):
 
 
 def test_index_and_eval_a_smart_collection(tmp_path):
-    from tests.ingest.test_smart import CISI_LIKE
-
     src = tmp_path / "cisi"
     src.mkdir()
     (src / "CISI.ALL").write_text(CISI_LIKE)
     (src / "CISI.QRY").write_text(".I 1\n.W\nhistory of the decimal classification\n")
     (src / "CISI.REL").write_text("     1      1 0 0.000000\n")
     col = str(tmp_path / "col")
-    hint = cli("index", "--collection", col, str(src), "-q", ok=False)
+    hint = run_cli("index", "--collection", col, str(src), "-q", ok=False)
     assert hint.returncode != 0 and "--format smart" in hint.stderr
-    cli("index", "--collection", col, "--format", "smart", str(src), "-q")
-    out = cli(
+    run_cli("index", "--collection", col, "--format", "smart", str(src), "-q")
+    out = run_cli(
         "eval",
         "--collection",
         col,
@@ -196,14 +194,12 @@ def test_index_and_eval_a_smart_collection(tmp_path):
 
 
 def test_settings_show_set_and_refuse_bad_keys(indexed, tmp_path):
-    import shutil
-
     col = tmp_path / "col"
     shutil.copytree(indexed / "col", col)
-    shown = json.loads(cli("settings", "--collection", str(col), "--json").stdout)
+    shown = json.loads(run_cli("settings", "--collection", str(col), "--json").stdout)
     assert shown["feedback"]["top"] == 5
-    head = cli("roots", "--collection", str(col)).stdout
-    out = cli(
+    head = run_cli("roots", "--collection", str(col)).stdout
+    out = run_cli(
         "settings",
         "--collection",
         str(col),
@@ -213,15 +209,34 @@ def test_settings_show_set_and_refuse_bad_keys(indexed, tmp_path):
         'docs.demote=["blog/*"]',
     ).stdout
     assert "published root" in out
-    now = json.loads(cli("settings", "--collection", str(col), "--json").stdout)
+    now = json.loads(run_cli("settings", "--collection", str(col), "--json").stdout)
     assert now["feedback"]["top"] == 3 and now["docs"]["demote"] == ["blog/*"]
-    again = cli("settings", "--collection", str(col), "--set", "feedback.top=3").stdout
+    again = run_cli("settings", "--collection", str(col), "--set", "feedback.top=3").stdout
     assert "unchanged" in again
-    assert head != cli("roots", "--collection", str(col)).stdout
-    bad = cli("settings", "--collection", str(col), "--set", "feedback.nope=1", ok=False)
+    assert head != run_cli("roots", "--collection", str(col)).stdout
+    bad = run_cli("settings", "--collection", str(col), "--set", "feedback.nope=1", ok=False)
     assert bad.returncode != 0 and "nope" in bad.stderr and "Traceback" not in bad.stderr
-    typo = cli("settings", "--collection", str(col), "--set", "feedbak.top=1", ok=False)
+    typo = run_cli("settings", "--collection", str(col), "--set", "feedbak.top=1", ok=False)
     assert typo.returncode != 0 and "feedbak" in typo.stderr
-    wrong = cli("settings", "--collection", str(col), "--set", "feedback.top=many", ok=False)
+    wrong = run_cli("settings", "--collection", str(col), "--set", "feedback.top=many", ok=False)
     assert wrong.returncode != 0 and "top" in wrong.stderr
-    assert json.loads(cli("settings", "--collection", str(col), "--json").stdout) == now
+    assert json.loads(run_cli("settings", "--collection", str(col), "--json").stdout) == now
+
+
+def test_the_entry_point_as_a_process(indexed: Path) -> None:
+    """``python -m cogitave.surfaces.cli`` and the installed ``cogitave`` script, processes of
+    their own: the answer on stdout with status 0; an engine error and a usage error are one
+    line on stderr with status 2."""
+    col = str(indexed / "col")
+    found = cli_process("search", "-c", col, "--json", "gamma")
+    assert json.loads(found.stdout)["results"]
+    script = Path(sys.executable).with_name("cogitave")
+    script_or_module = (str(script),) if script.exists() else CLI
+    for command, args, code in (
+        (CLI, ("search", "-c", col, "  "), "query"),
+        (script_or_module, ("nope",), "usage"),
+    ):
+        proc = cli_process(*args, ok=False, command=command)
+        assert proc.returncode == 2, (command, args, proc.stderr)
+        assert proc.stderr.startswith(f"error[{code}]") and "Traceback" not in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -1,5 +1,7 @@
 """The CLI's sync: index again (nothing changed: no root), delete, watch, and every bad input
-as one line with exit status 2 and the collection unchanged."""
+as one line with exit status 2 and the collection unchanged.
+
+Commands run in this process; ``watch`` runs as a process of its own, stopped with SIGTERM."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import pytest
 from cogitave import indexing
 from cogitave.ingest import sources
 from cogitave.surfaces import cli as cli_module
-from tests.surfaces.test_cli import cli
+from tests.helpers import run_cli
 
 
 def records(path: Path, uids: list[str], word: str = "river") -> None:
@@ -45,13 +47,13 @@ def state(col: Path) -> dict[str, object]:
 def synced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("clisync")
     records(tmp / "r.jsonl", ["a", "b", "c"])
-    cli("index", "-c", str(tmp / "col"), str(tmp / "r.jsonl"), "-q")
+    run_cli("index", "-c", str(tmp / "col"), str(tmp / "r.jsonl"), "-q")
     return tmp
 
 
 def test_nothing_changed_no_root(synced: Path) -> None:
     before = state(synced / "col")
-    proc = cli("index", "-c", str(synced / "col"), str(synced / "r.jsonl"), "-q")
+    proc = run_cli("index", "-c", str(synced / "col"), str(synced / "r.jsonl"), "-q")
     assert "nothing changed" in proc.stdout
     assert state(synced / "col") == before
 
@@ -59,17 +61,17 @@ def test_nothing_changed_no_root(synced: Path) -> None:
 def test_index_deletes_then_delete_command(tmp_path: Path) -> None:
     src, col = tmp_path / "r.jsonl", tmp_path / "col"
     records(src, ["a", "b", "c"])
-    out = cli("index", "-c", str(col), str(src), "--source", "recs", "-q").stdout
+    out = run_cli("index", "-c", str(col), str(src), "--source", "recs", "-q").stdout
     assert "3 added" in out
     records(src, ["a", "b"])
-    out = cli("index", "-c", str(col), str(src), "--source", "recs", "-q").stdout
+    out = run_cli("index", "-c", str(col), str(src), "--source", "recs", "-q").stdout
     assert "1 deleted" in out and "2 live nodes" in out
     records(src, ["d"])
-    out = cli("index", "-c", str(col), str(src), "--source", "recs", "--add-only", "-q").stdout
+    out = run_cli("index", "-c", str(col), str(src), "--source", "recs", "--add-only", "-q").stdout
     assert "1 added" in out and "0 deleted" in out and "3 live nodes" in out
-    out = cli("delete", "-c", str(col), "--uid", "a", "--uid", "zz").stdout
+    out = run_cli("delete", "-c", str(col), "--uid", "a", "--uid", "zz").stdout
     assert "deleted 1 nodes (1 unknown uids ignored)" in out and "2 live nodes" in out
-    out = cli("delete", "-c", str(col), "--source", "recs").stdout
+    out = run_cli("delete", "-c", str(col), "--source", "recs").stdout
     assert "deleted source recs: 2 nodes" in out and "0 live nodes" in out
 
 
@@ -83,7 +85,7 @@ def test_index_deletes_then_delete_command(tmp_path: Path) -> None:
 )
 def test_delete_usage_errors(synced: Path, args: tuple[str, ...]) -> None:
     before = state(synced / "col")
-    proc = cli(*args, "-c", str(synced / "col"), ok=False)
+    proc = run_cli(*args, "-c", str(synced / "col"), ok=False)
     assert (
         proc.returncode == 2 and proc.stderr.startswith("error[") and "Traceback" not in proc.stderr
     )
@@ -140,7 +142,7 @@ def test_bad_input_is_one_line_exit_2_collection_unchanged(
         args[args.index("-c") + 1] = str(col)
     before = state(col)
     files_before = sorted(p.name for p in col.iterdir()) if col.is_dir() else None
-    proc = cli(*args, "-q", ok=False)
+    proc = run_cli(*args, "-q", ok=False)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error[") and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -9,9 +9,6 @@ chained variable-length hops;  7. an empty API key turned authentication off.
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -27,11 +24,16 @@ from cogitave.surfaces.cost import Budget, Limits, WorkerPool, json_size
 from cogitave.surfaces.graphql_cost import estimate_cost
 from cogitave.surfaces.http import McpSessions, create_app
 from tests.clock import stopwatch
-from tests.helpers import BASE_URL, docs_collection
-from tests.surfaces.test_http import error
-from tests.surfaces.test_mcp import _free_port, call, text
+from tests.helpers import (
+    BASE_URL,
+    docs_collection,
+    free_port,
+    http_error,
+    mcp_call,
+    mcp_text,
+    run_cli,
+)
 
-CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
 NESTED = """{
   related(uid: "tutorial/query", depth: 4, limit: 1000) { items { node {
     related(depth: 4, limit: 1000) { items { uid } } } } }
@@ -55,7 +57,9 @@ def client(col: Collection) -> Iterator[TestClient]:
 # -- 1. wrong types are 400, never 500 ------------------------------------------------------
 @pytest.mark.parametrize("value", [5, True, 1.5, {"a": 1}, "title"])
 def test_search_dimensions_of_the_wrong_type_are_400(client: TestClient, value: Any) -> None:
-    err = error(client.post("/search", json={"query": "pip", "dimensions": value}), 400, "query")
+    err = http_error(
+        client.post("/search", json={"query": "pip", "dimensions": value}), 400, "query"
+    )
     assert "dimensions" in err["message"]
     # the connection survives: the next request on the same client is answered
     assert client.get("/health").json() == {"status": "ok"}
@@ -74,8 +78,8 @@ def test_search_dimensions_of_the_wrong_type_are_400(client: TestClient, value: 
     ],
 )
 def test_mcp_arguments_are_strictly_typed(col: Collection, tool: str, args: dict) -> None:
-    res = call(col, tool, args)
-    assert res.is_error, text(res)
+    res = mcp_call(col, tool, args)
+    assert res.is_error, mcp_text(res)
 
 
 # -- 2. nested GraphQL: the product is bounded, before and while it runs ----------------------
@@ -214,21 +218,23 @@ BIG = {
 
 def test_query_graph_output_is_bounded_over_rest(client: TestClient) -> None:
     t = time.perf_counter()
-    err = error(client.post("/graph/query", json=BIG), 400, "limit")
+    err = http_error(client.post("/graph/query", json=BIG), 400, "limit")
     assert time.perf_counter() - t < 2.0
     assert err["details"]["bound"] == "response_bytes"
 
 
 def test_query_graph_output_is_bounded_over_mcp(col: Collection) -> None:
-    res = call(col, "query_graph", BIG)
-    assert res.is_error and "bytes" in text(res)
-    assert len(text(res)) < 1000
+    res = mcp_call(col, "query_graph", BIG)
+    assert res.is_error and "bytes" in mcp_text(res)
+    assert len(mcp_text(res)) < 1000
 
 
 def test_every_answer_is_bounded_in_bytes(col: Collection) -> None:
     app = create_app(col, limits=Limits(response_bytes=300))
     with TestClient(app, base_url=BASE_URL) as c:
-        err = error(c.post("/search", json={"query": "install", "limit": 10}), 400, "too_costly")
+        err = http_error(
+            c.post("/search", json={"query": "install", "limit": 10}), 400, "too_costly"
+        )
     assert err["details"] == {"bound": "response_bytes", "max": 300}
 
 
@@ -311,14 +317,18 @@ def test_empty_api_key_is_refused(col: Collection, key: str) -> None:
         create_app(col, api_key=key)
 
 
-def test_serve_refuses_an_empty_api_key(col: Collection) -> None:
-    env = dict(os.environ, COGITAVE_API_KEY="")
-    proc = subprocess.run(
-        [*CLI, "serve", "--collection", str(col.store.path), "--port", str(_free_port())],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
+def test_serve_refuses_an_empty_api_key(col: Collection, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cogitave serve`` in this process: it must refuse before it listens (were it to
+    listen, the test fails at once rather than serving)."""
+    from cogitave.surfaces import http
+
+    def listen(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("serve listened with an empty API key")
+
+    monkeypatch.setattr(http, "serve", listen)
+    monkeypatch.setenv("COGITAVE_API_KEY", "")
+    proc = run_cli(
+        "serve", "--collection", str(col.store.path), "--port", str(free_port()), ok=False
     )
     assert proc.returncode == 2
     assert "API key is empty" in proc.stderr and "Traceback" not in proc.stderr

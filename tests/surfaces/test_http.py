@@ -13,7 +13,7 @@ from cogitave.collection import Collection
 from cogitave.service import ops
 from cogitave.service.args import SearchArgs
 from cogitave.surfaces.http import create_app
-from tests.helpers import BASE_URL, docs_collection
+from tests.helpers import BASE_URL, docs_collection, http_error
 
 
 @pytest.fixture(scope="module")
@@ -25,18 +25,6 @@ def col(tmp_path_factory: pytest.TempPathFactory) -> Collection:
 def client(col: Collection) -> Iterator[TestClient]:
     with TestClient(create_app(col, max_body_bytes=10_000), base_url=BASE_URL) as c:
         yield c
-
-
-def error(resp: Any, status: int, code: str | None = None) -> dict[str, Any]:
-    """Assert the common error shape; return the error object."""
-    assert resp.status_code == status, resp.text
-    body = resp.json()
-    assert set(body) == {"error"}
-    err = body["error"]
-    assert isinstance(err["message"], str) and err["message"]
-    if code is not None:
-        assert err["code"] == code, err
-    return err
 
 
 def test_search_is_the_python_api_answer(client: TestClient, col: Collection) -> None:
@@ -98,16 +86,16 @@ def test_search_rejects_bad_bodies_with_400(
     client: TestClient, content: bytes, code: str | None
 ) -> None:
     resp = client.post("/search", content=content, headers={"content-type": "application/json"})
-    error(resp, 400, code)
+    http_error(resp, 400, code)
 
 
 def test_search_with_an_unknown_root_is_404(client: TestClient) -> None:
-    error(client.post("/search", json={"query": "x", "root": "0" * 64}), 404, "not_found")
+    http_error(client.post("/search", json={"query": "x", "root": "0" * 64}), 404, "not_found")
 
 
 def test_body_over_the_limit_is_413(client: TestClient) -> None:
     big = b'{"query": "' + b"x" * 20_000 + b'"}'
-    error(client.post("/search", content=big), 413, "too_large")
+    http_error(client.post("/search", content=big), 413, "too_large")
 
     def chunks() -> Iterator[bytes]:  # no Content-Length: counted while read
         yield b'{"query": "'
@@ -117,7 +105,7 @@ def test_body_over_the_limit_is_413(client: TestClient) -> None:
 
     for path in ("/search", "/graph/query", "/graphql", "/mcp"):
         headers = {"content-type": "application/json", "accept": "application/json"}
-        error(client.post(path, content=chunks(), headers=headers), 413, "too_large")
+        http_error(client.post(path, content=chunks(), headers=headers), 413, "too_large")
 
 
 def test_node_content_api(client: TestClient) -> None:
@@ -139,8 +127,8 @@ def test_search_hit_links_resolve(client: TestClient) -> None:
 
 
 def test_unknown_node_is_404(client: TestClient) -> None:
-    error(client.get("/nodes/no/such/page"), 404, "not_found")
-    error(client.get("/nodes/no/such/page/related"), 404, "not_found")
+    http_error(client.get("/nodes/no/such/page"), 404, "not_found")
+    http_error(client.get("/nodes/no/such/page/related"), 404, "not_found")
 
 
 def test_related(client: TestClient) -> None:
@@ -176,7 +164,7 @@ def test_related(client: TestClient) -> None:
 def test_related_rejects_bad_parameters(
     client: TestClient, params: dict[str, Any], code: str
 ) -> None:
-    error(client.get("/nodes/tutorial/query/related", params=params), 400, code)
+    http_error(client.get("/nodes/tutorial/query/related", params=params), 400, code)
 
 
 def test_learning_path(client: TestClient) -> None:
@@ -186,9 +174,9 @@ def test_learning_path(client: TestClient) -> None:
     assert body["steps"][-1]["why"] == "the target"
     skill = client.get("/learning-path", params={"target": "skill:indexing"}).json()
     assert "tutorial/first-steps" in [s["uid"] for s in skill["steps"]]
-    error(client.get("/learning-path"), 400, "bad_input")
-    error(client.get("/learning-path", params={"target": " "}), 400, "bad_input")
-    error(client.get("/learning-path", params={"target": "zzz-unknown"}), 404, "not_found")
+    http_error(client.get("/learning-path"), 400, "bad_input")
+    http_error(client.get("/learning-path", params={"target": " "}), 400, "bad_input")
+    http_error(client.get("/learning-path", params={"target": "zzz-unknown"}), 404, "not_found")
 
 
 def test_xref(client: TestClient) -> None:
@@ -198,8 +186,8 @@ def test_xref(client: TestClient) -> None:
     fuzzy = client.get("/xref", params={"ref": "Instalation"}).json()
     assert fuzzy["exact"] is False
     assert fuzzy["candidates"][0]["uid"] == "tutorial/install"
-    error(client.get("/xref", params={"ref": ""}), 400)
-    error(client.get("/xref", params={"ref": "x", "limit": 0}), 400, "query")
+    http_error(client.get("/xref", params={"ref": ""}), 400)
+    http_error(client.get("/xref", params={"ref": "x", "limit": 0}), 400, "query")
 
 
 def test_graph_query(client: TestClient) -> None:
@@ -239,11 +227,11 @@ def test_graph_query(client: TestClient) -> None:
     ],
 )
 def test_graph_query_violations_are_400(client: TestClient, payload: Any, code: str) -> None:
-    error(client.post("/graph/query", json=payload), 400, code)
+    http_error(client.post("/graph/query", json=payload), 400, code)
 
 
 def test_graph_query_malformed_json(client: TestClient) -> None:
-    error(client.post("/graph/query", content=b"{nope"), 400, "bad_input")
+    http_error(client.post("/graph/query", content=b"{nope"), 400, "bad_input")
 
 
 def test_roots_health_openapi(client: TestClient, col: Collection) -> None:
@@ -264,25 +252,25 @@ def test_roots_health_openapi(client: TestClient, col: Collection) -> None:
 
 
 def test_unknown_routes_use_the_error_shape(client: TestClient) -> None:
-    error(client.get("/nowhere"), 404, "not_found")
-    error(client.delete("/search"), 405, "method_not_allowed")
+    http_error(client.get("/nowhere"), 404, "not_found")
+    http_error(client.delete("/search"), 405, "method_not_allowed")
 
 
 def test_mcp_outside_the_lifespan_is_503(col: Collection) -> None:
     client = TestClient(create_app(col), base_url=BASE_URL)  # not entered: no lifespan
-    error(client.post("/mcp", json={}), 503, "unavailable")
+    http_error(client.post("/mcp", json={}), 503, "unavailable")
 
 
 def test_api_key(col: Collection) -> None:
     with TestClient(create_app(col, api_key="s3cret"), base_url=BASE_URL) as c:
         assert c.get("/health").status_code == 200
         for path in ("/roots", "/openapi.json", "/nodes/index", "/graphql?query={roots{current}}"):
-            err = error(c.get(path), 401, "unauthorized")
+            err = http_error(c.get(path), 401, "unauthorized")
             assert "Bearer" in err["message"]
-        error(c.get("/roots", headers={"Authorization": "Bearer wrong"}), 401)
-        error(c.get("/roots", headers={"Authorization": "s3cret"}), 401)
-        error(c.post("/mcp", json={}), 401)
-        error(c.post("/search", json={"query": "x"}), 401)
+        http_error(c.get("/roots", headers={"Authorization": "Bearer wrong"}), 401)
+        http_error(c.get("/roots", headers={"Authorization": "s3cret"}), 401)
+        http_error(c.post("/mcp", json={}), 401)
+        http_error(c.post("/search", json={"query": "x"}), 401)
         ok = {"Authorization": "Bearer s3cret"}
         assert c.get("/roots", headers=ok).status_code == 200
         assert c.post("/search", json={"query": "pip"}, headers=ok).status_code == 200
@@ -300,5 +288,5 @@ def test_internal_faults_keep_the_error_shape(col: Collection) -> None:
         raise RuntimeError("internal detail")
 
     with TestClient(app, base_url=BASE_URL, raise_server_exceptions=False) as c:
-        err = error(c.get("/boom"), 500, "internal")
+        err = http_error(c.get("/boom"), 500, "internal")
         assert "internal detail" not in err["message"]

@@ -20,10 +20,8 @@ from cogitave.ingest.docs import read_docs as read_markdown
 from cogitave.nodes import Node
 from cogitave.service.render import blocks, estimate_tokens, fence, fit
 from cogitave.surfaces.http import create_app
-from cogitave.surfaces.mcp import build_mcp
-from tests.helpers import BASE_URL, DOCS, CliResult, run_cli
+from tests.helpers import BASE_URL, CLI, DOCS, CliResult, mcp_calls, mcp_text, run_cli
 
-CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
 SITE = "https://demo.example.org/docs"
 LONG = "\n\n".join(
     f"Paragraph {i} about rate limiting and request quotas, with enough words to count." * 3
@@ -69,18 +67,6 @@ def col(tmp_path_factory: pytest.TempPathFactory) -> Collection:
     return c
 
 
-def tool_calls(col: Collection, *batch: tuple[str, dict[str, Any]]) -> list[Any]:
-    async def run() -> list[Any]:
-        async with Client(build_mcp(col)) as client:
-            return [await client.call_tool(name, args) for name, args in batch]
-
-    return anyio.run(run)
-
-
-def text(res: Any) -> str:
-    return "".join(getattr(c, "text", "") for c in res.content)
-
-
 def balanced(md: str) -> bool:
     """Every fence opened in ``md`` is closed (the cut never lands inside one)."""
     return all(b.count("```") % 2 == 0 for b in blocks(md)) and md.count("```") % 2 == 0
@@ -104,9 +90,9 @@ def test_blocks_keep_fences_whole_and_close_unterminated_ones() -> None:
 
 # -- MCP: docs_search and code_sample_search answer Markdown ---------------------------------
 def test_docs_search_answers_markdown_with_breadcrumb_url_and_code(col: Collection) -> None:
-    (res,) = tool_calls(col, ("docs_search", {"query": "install with pip", "limit": 5}))
-    assert not res.is_error, text(res)
-    md = text(res)
+    (res,) = mcp_calls(col, ("docs_search", {"query": "install with pip", "limit": 5}))
+    assert not res.is_error, mcp_text(res)
+    md = mcp_text(res)
     # grouped by page: the install page (or its best section) answers, with its absolute URL
     assert "## Installation" in md
     assert f"{SITE}/tutorial/install/" in md
@@ -122,11 +108,11 @@ def test_docs_search_answers_markdown_with_breadcrumb_url_and_code(col: Collecti
 
 @pytest.mark.parametrize("max_tokens", [100, 150, 300])
 def test_max_tokens_caps_the_answer_at_block_boundaries(col: Collection, max_tokens: int) -> None:
-    (res,) = tool_calls(
+    (res,) = mcp_calls(
         col,
         ("docs_search", {"query": "rate limiting quotas", "limit": 10, "max_tokens": max_tokens}),
     )
-    md = text(res)
+    md = mcp_text(res)
     assert estimate_tokens(md) <= max_tokens, (estimate_tokens(md), md)
     assert balanced(md)
     budget = res.structured_content["budget"]
@@ -136,15 +122,15 @@ def test_max_tokens_caps_the_answer_at_block_boundaries(col: Collection, max_tok
 
 @pytest.mark.parametrize("bad", [99, 10_001, 0, -5])
 def test_max_tokens_is_bounded(col: Collection, bad: int) -> None:
-    (res,) = tool_calls(col, ("docs_search", {"query": "pip", "max_tokens": bad}))
+    (res,) = mcp_calls(col, ("docs_search", {"query": "pip", "max_tokens": bad}))
     assert res.is_error
 
 
 def test_code_sample_search_fences_code_with_its_language(col: Collection) -> None:
-    (res,) = tool_calls(
+    (res,) = mcp_calls(
         col, ("code_sample_search", {"query": "build the wheel", "language": "python"})
     )
-    md = text(res)
+    md = mcp_text(res)
     assert "```python\nimport subprocess" in md and balanced(md)
     assert f"{SITE}/tutorial/install/#from-source" in md  # a sample takes its section's URL
     assert res.structured_content["results"][0]["code"].startswith("import subprocess")
@@ -162,9 +148,9 @@ def test_code_sample_search_fences_code_with_its_language(col: Collection) -> No
     ],
 )
 def test_docs_fetch_reads_a_page_by_url_path_uid_or_title(col: Collection, ref: str) -> None:
-    (res,) = tool_calls(col, ("docs_fetch", {"ref": ref}))
-    assert not res.is_error, text(res)
-    md = text(res)
+    (res,) = mcp_calls(col, ("docs_fetch", {"ref": ref}))
+    assert not res.is_error, mcp_text(res)
+    md = mcp_text(res)
     assert md.startswith("# Installation\n" + f"{SITE}/tutorial/install/")
     assert "## Using pip" in md and "## From source" in md and balanced(md)
     assert res.structured_content["uid"] == "tutorial/install"
@@ -175,8 +161,8 @@ def test_docs_fetch_reads_a_page_by_url_path_uid_or_title(col: Collection, ref: 
     "ref", ["tutorial/install#from-source", f"{SITE}/tutorial/install/#from-source"]
 )
 def test_docs_fetch_reads_one_section(col: Collection, ref: str) -> None:
-    (res,) = tool_calls(col, ("docs_fetch", {"ref": ref}))
-    md = text(res)
+    (res,) = mcp_calls(col, ("docs_fetch", {"ref": ref}))
+    md = mcp_text(res)
     assert md.startswith("# Installation › From source")
     assert "Clone the repository" in md and "Using pip" not in md
 
@@ -186,11 +172,11 @@ def test_docs_fetch_continues_a_long_page(col: Collection) -> None:
     offset: int | None = 0
     parts = 0
     while offset is not None:
-        (res,) = tool_calls(
+        (res,) = mcp_calls(
             col, ("docs_fetch", {"ref": "tutorial/limits", "max_tokens": 500, "offset": offset})
         )
-        assert not res.is_error, text(res)
-        md = text(res)
+        assert not res.is_error, mcp_text(res)
+        md = mcp_text(res)
         assert estimate_tokens(md) <= 500 and balanced(md)
         body = res.structured_content
         nxt = body["next_offset"]
@@ -205,13 +191,13 @@ def test_docs_fetch_continues_a_long_page(col: Collection) -> None:
 
 
 def test_docs_fetch_errors(col: Collection) -> None:
-    missing, past = tool_calls(
+    missing, past = mcp_calls(
         col,
         ("docs_fetch", {"ref": "no/such/page"}),
         ("docs_fetch", {"ref": "tutorial/install", "offset": 999}),
     )
-    assert missing.is_error and "not_found" in text(missing)
-    assert past.is_error and "offset" in text(past)
+    assert missing.is_error and "not_found" in mcp_text(missing)
+    assert past.is_error and "offset" in mcp_text(past)
 
 
 # -- the other transports and surfaces ---------------------------------------------------------
@@ -231,10 +217,10 @@ def test_stdio_markdown_and_fetch(col: Collection) -> None:
             return s, f
 
     s, f = anyio.run(run)
-    assert "## Installation" in text(s) and estimate_tokens(text(s)) <= 300
-    assert text(f).startswith("# Installation › Using pip") and "pip install demo-package" in text(
-        f
-    )
+    assert "## Installation" in mcp_text(s) and estimate_tokens(mcp_text(s)) <= 300
+    fetched = mcp_text(f)
+    assert fetched.startswith("# Installation › Using pip")
+    assert "pip install demo-package" in fetched
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -14,14 +13,12 @@ import anyio
 import httpx
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp.types import CallToolResult
 
 from cogitave.collection import Collection
 from cogitave.query.types import SearchRequest
 from cogitave.surfaces.mcp import build_mcp
-from tests.helpers import docs_collection
+from tests.helpers import CLI, docs_collection, free_port, mcp_call, mcp_calls, mcp_text
 
-CLI = (sys.executable, "-m", "cogitave.surfaces.cli")
 TOOLS = {
     "list_libraries",
     "resolve_library",
@@ -38,24 +35,6 @@ TOOLS = {
 @pytest.fixture(scope="module")
 def col(tmp_path_factory: pytest.TempPathFactory) -> Collection:
     return docs_collection(tmp_path_factory)
-
-
-def calls(col: Collection, *batch: tuple[str, dict[str, Any]], mode: str = "auto") -> list[Any]:
-    """Run tool calls through the SDK's in-memory client; returns their results in order."""
-
-    async def run() -> list[Any]:
-        async with Client(build_mcp(col), mode=mode) as client:  # type: ignore[arg-type]
-            return [await client.call_tool(name, args) for name, args in batch]
-
-    return anyio.run(run)
-
-
-def call(col: Collection, name: str, args: dict[str, Any]) -> CallToolResult:
-    return calls(col, (name, args))[0]
-
-
-def text(res: CallToolResult) -> str:
-    return "".join(getattr(c, "text", "") for c in res.content)
 
 
 def test_tools_are_listed_with_schemas_and_descriptions(col: Collection) -> None:
@@ -80,7 +59,7 @@ def test_tools_are_listed_with_schemas_and_descriptions(col: Collection) -> None
 
 
 def test_docs_search_is_compact_and_matches_the_api(col: Collection) -> None:
-    res = call(col, "docs_search", {"query": "install with pip", "limit": 5})
+    res = mcp_call(col, "docs_search", {"query": "install with pip", "limit": 5})
     assert not res.is_error
     body = res.structured_content
     assert [r["uid"] for r in body["results"]] == col.search(
@@ -104,7 +83,7 @@ def test_docs_search_is_compact_and_matches_the_api(col: Collection) -> None:
 
 
 def test_docs_search_explain_and_filters(col: Collection) -> None:
-    full, kinds = calls(
+    full, kinds = mcp_calls(
         col,
         ("docs_search", {"query": "ranking", "explain": True}),
         ("docs_search", {"query": "ranking", "kind": ["section"], "dimensions": ["title"]}),
@@ -116,7 +95,7 @@ def test_docs_search_explain_and_filters(col: Collection) -> None:
 
 
 def test_docs_search_path_prefix_keeps_one_part_of_the_site(col: Collection) -> None:
-    every, tutorial, long = calls(
+    every, tutorial, long = mcp_calls(
         col,
         ("docs_search", {"query": "index search", "limit": 10}),
         ("docs_search", {"query": "index search", "limit": 10, "path_prefix": "/tutorial/"}),
@@ -132,12 +111,14 @@ def test_docs_search_path_prefix_keeps_one_part_of_the_site(col: Collection) -> 
     assert [r["uid"] for r in hits] == col.search(
         SearchRequest(query="index search", limit=10, group_by_page=True, path_prefix="/tutorial/")
     ).uids
-    assert long.is_error and "path_prefix" in text(long)
+    assert long.is_error and "path_prefix" in mcp_text(long)
 
 
 def test_code_sample_search_returns_code(col: Collection) -> None:
-    res = call(col, "code_sample_search", {"query": "search results score", "language": "Python"})
-    assert not res.is_error, text(res)
+    res = mcp_call(
+        col, "code_sample_search", {"query": "search results score", "language": "Python"}
+    )
+    assert not res.is_error, mcp_text(res)
     hits = res.structured_content["results"]
     assert hits
     for h in hits:
@@ -147,7 +128,7 @@ def test_code_sample_search_returns_code(col: Collection) -> None:
 
 
 def test_graph_tools(col: Collection) -> None:
-    related, path, xref, graph = calls(
+    related, path, xref, graph = mcp_calls(
         col,
         ("get_related", {"uid": "tutorial/query", "labels": ["partOf"], "direction": "in"}),
         ("get_learning_path", {"target": "tutorial/query"}),
@@ -201,29 +182,23 @@ BAD_CALLS = [
 
 
 def test_every_bad_call_is_a_tool_error_with_the_reason(col: Collection) -> None:
-    results = calls(col, *((name, args) for name, args, _ in BAD_CALLS))
+    results = mcp_calls(col, *((name, args) for name, args, _ in BAD_CALLS))
     for (name, args, reason), res in zip(BAD_CALLS, results, strict=True):
         assert res.is_error, (name, args)
-        assert reason in text(res), (name, args, text(res))
-        assert name in text(res)
+        assert reason in mcp_text(res), (name, args, mcp_text(res))
+        assert name in mcp_text(res)
 
 
 def test_tool_errors_over_json_rpc_framing(col: Collection) -> None:
     """The legacy (initialize handshake, JSON-RPC) path reports isError the same way."""
-    bad, good = calls(
+    bad, good = mcp_calls(
         col,
         ("query_graph", {"query": "MATCH (n) SET n.x = 1 RETURN n"}),
         ("docs_search", {"query": "install"}),
         mode="legacy",
     )
-    assert bad.is_error and "error[read_only]" in text(bad)
+    assert bad.is_error and "error[read_only]" in mcp_text(bad)
     assert not good.is_error
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_stdio_transport(col: Collection) -> None:
@@ -245,12 +220,12 @@ def test_stdio_transport(col: Collection) -> None:
     assert [r["uid"] for r in res.structured_content["results"]] == col.search(
         SearchRequest(query="install with pip", limit=3, group_by_page=True)
     ).uids
-    assert bad.is_error and "not_found" in text(bad)
+    assert bad.is_error and "not_found" in mcp_text(bad)
 
 
 def test_serve_mounts_streamable_http(col: Collection, tmp_path: Path) -> None:
     """`cogitave serve` answers REST and MCP (streamable HTTP at /mcp) on one port."""
-    port = _free_port()
+    port = free_port()
     log = (tmp_path / "serve.log").open("w")
     proc = subprocess.Popen(
         [*CLI, "serve", "--collection", str(col.store.path), "--port", str(port)],
@@ -285,10 +260,11 @@ def test_serve_mounts_streamable_http(col: Collection, tmp_path: Path) -> None:
         assert [r["uid"] for r in ok.structured_content["results"]] == col.search(
             SearchRequest(query="install with pip", group_by_page=True)
         ).uids
-        assert bad.is_error and "limit" in text(bad)
-        assert "Installation\n" in text(ok) and "```bash\npip install demo-package\n```" in text(ok)
-        assert len(text(short)) <= 400 and "max_tokens=100" in text(short)
-        assert text(page).startswith("# Tutorial › Installation\n/tutorial/install/")
+        assert bad.is_error and "limit" in mcp_text(bad)
+        answer = mcp_text(ok)
+        assert "Installation\n" in answer and "```bash\npip install demo-package\n```" in answer
+        assert len(mcp_text(short)) <= 400 and "max_tokens=100" in mcp_text(short)
+        assert mcp_text(page).startswith("# Tutorial › Installation\n/tutorial/install/")
         assert page.structured_content["next_offset"] is None
         assert typed.is_error
     finally:

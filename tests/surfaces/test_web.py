@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,7 +22,7 @@ from fastapi.testclient import TestClient
 from cogitave.collection import Collection
 from cogitave.schema import EDGE_LABELS
 from cogitave.surfaces.http import STATIC_DIR, create_app
-from tests.helpers import BASE_URL, docs_collection
+from tests.helpers import BASE_URL, docs_collection, free_port
 
 CHROMIUM = os.environ.get("COGITAVE_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("COGITAVE_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -98,19 +97,13 @@ def _missing_browser() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class LiveServer:
     """uvicorn on 127.0.0.1 and a free port, in a thread."""
 
     def __init__(self, col: Collection, api_key: str | None = None) -> None:
         import uvicorn
 
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         app = create_app(col, api_key=api_key, host="127.0.0.1")
         config = uvicorn.Config(
