@@ -11,7 +11,7 @@ import pytest
 from cogitave.errors import InputError
 from cogitave.ingest.docs import DocsBatch, read_docs
 from cogitave.ingest.sources import DocVersion, doc_versions, read_source
-from tests.ingest.test_markdown import write
+from tests.ingest.helpers import write
 
 
 def three_versions(root: Path, options: str = "") -> Path:

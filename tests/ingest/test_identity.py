@@ -16,7 +16,7 @@ from cogitave.errors import IngestError
 from cogitave.ingest.confined import TreeReader
 from cogitave.ingest.gitrepo import read_head
 from cogitave.ingest.sources import SourceIdentity, identify
-from tests.ingest.test_markdown import write
+from tests.ingest.helpers import write
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")

@@ -23,7 +23,8 @@ from cogitave.surfaces.cost import Budget, Limits, encode_json, json_size
 from cogitave.surfaces.graphql_cost import MAX_FIELDS, estimate_cost, shape_error
 from cogitave.surfaces.http import _error_response, create_app
 from tests.helpers import BASE_URL, docs_collection, http_error
-from tests.surfaces.test_mcp import call, text
+from tests.helpers import mcp_call as call
+from tests.helpers import mcp_text as text
 
 CAP = 2_000_000
 MCP_HEADERS = {"accept": "application/json, text/event-stream"}
