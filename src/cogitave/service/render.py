@@ -22,6 +22,7 @@ from cogitave.expand import analysis
 from cogitave.expand.lexicon import FUNCTION_WORDS
 from cogitave.nodes import Node
 from cogitave.query.types import Hit
+from cogitave.service.clean import clean_block, demote
 
 CHARS_PER_TOKEN = 4
 MIN_TOKENS = 100
@@ -93,7 +94,8 @@ def node_blocks(node: Node) -> list[str]:
         lang = node.dims.get("language")
         return [fence(code, lang if isinstance(lang, str) else None)]
     if node.content:
-        out = blocks(_FRONT_MATTER.sub("", node.content, count=1))
+        raw = blocks(_FRONT_MATTER.sub("", node.content, count=1))
+        out = [c for b in raw if (c := clean_block(b))]
     else:
         out = [
             v.strip()
@@ -118,10 +120,10 @@ def crumbs(breadcrumb: Sequence[str], title: str, uid: str) -> str:
 
 def hit_blocks(hit: Hit, node: Node, label: str = "") -> list[str]:
     """One hit: a heading with its breadcrumb (and its library version's ``label``), where it
-    lives, then its text."""
+    lives, then its text, whose headings sit below the hit's."""
     head = "## " + crumbs(hit.breadcrumb, hit.title, hit.uid) + (f" ({label})" if label else "")
     where = hit.url or hit.path or hit.uid
-    return [f"{head}\n{where}", *node_blocks(node)]
+    return [f"{head}\n{where}", *(demote(b, 3) for b in node_blocks(node))]
 
 
 @dataclass(frozen=True)
@@ -278,7 +280,7 @@ def page_markdown(
     one block is given, so a reader always moves on, even past a block larger than the
     budget."""
     title = node.dims.get("title")
-    items = node_blocks(node)
+    items = [demote(b, 2) for b in node_blocks(node)]
     head = "# " + crumbs(breadcrumb, title if isinstance(title, str) else "", node.uid)
     head += f"\n{url or node.uid}" + (f"\n\n{note}" if note else "")
     budget = max_tokens - NOTE_TOKENS - estimate_tokens(head)

@@ -1,0 +1,96 @@
+"""Markdown an agent reads as it comes: what docs keep for a browser, made text.
+
+A docs page's Markdown carries things a browser renders and a model only pays tokens for:
+raw HTML wrappers (``<div class="termy">``), images, HTML tables, fence attributes
+(```` ```python hl_lines="3" title="main.py" ````). :func:`clean_block` turns one Markdown
+block into what it says: wrappers dropped (their text kept), images as their alt text, an HTML
+table as a Markdown table, a fence line with its language only; the lines inside a code fence
+are never touched. :func:`demote` puts a block's heading below a given level, so the headings
+inside one hit of an answer never read as the start of another hit.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+_FENCE_LINE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([\w+#.-]*)[^\n]*$")
+_MD_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_HTML_IMAGE = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
+_ALT = re.compile(r"""\balt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
+_TABLE = re.compile(r"<table\b.*?</table\s*>", re.IGNORECASE | re.DOTALL)
+_WRAPPER = re.compile(
+    r"</?(?:div|span|p|section|article|figure|figcaption|center|font|small|big|"
+    r"details|summary|abbr|sup|sub|u|ins|mark|kbd|br|hr)\b[^>]*>",
+    re.IGNORECASE,
+)
+_HEADING = re.compile(r"^(#{1,6})(\s)")
+_BLANKS = re.compile(r"\n{3,}")
+
+
+def clean_block(block: str) -> str:
+    """One Markdown block as an agent should read it (see the module doc)."""
+    if m := _FENCE_LINE.match(block.split("\n", 1)[0]):
+        _, _, rest = block.partition("\n")
+        return f"{m.group(1)}{m.group(2)}{m.group(3)}\n{rest}" if rest else block
+    out = _TABLE.sub(lambda t: html_table(t.group(0)), block)
+    out = _HTML_IMAGE.sub(_alt_text, out)
+    out = _MD_IMAGE.sub(lambda m: f"(image: {m.group(1)})" if m.group(1).strip() else "", out)
+    out = _WRAPPER.sub("", out)
+    return _BLANKS.sub("\n\n", out).strip()
+
+
+def _alt_text(m: re.Match[str]) -> str:
+    alt = _ALT.search(m.group(0))
+    text = (alt.group(1) or alt.group(2) or "").strip() if alt else ""
+    return f"(image: {text})" if text else ""
+
+
+def demote(block: str, level: int) -> str:
+    """A heading block at ``level`` at least (``## Title`` -> ``### Title`` for 3)."""
+    m = _HEADING.match(block)
+    if not m or len(m.group(1)) >= level:
+        return block
+    return "#" * min(level, 6) + block[len(m.group(1)) :]
+
+
+class _Table(HTMLParser):
+    """Rows of cell texts from an HTML table (header cells in the first row)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            if not self.rows:
+                self.rows.append([])
+            self._cell = []
+        elif tag == "br" and self._cell is not None:
+            self._cell.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append(" ".join("".join(self._cell).split()).replace("|", "\\|"))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def html_table(html: str) -> str:
+    """An HTML table as a Markdown table (its first row the header)."""
+    parser = _Table()
+    parser.feed(html)
+    rows = [r for r in parser.rows if r]
+    if not rows:
+        return ""
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
+    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    return "\n".join(lines)
