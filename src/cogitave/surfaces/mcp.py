@@ -16,13 +16,14 @@ can correct the call; unknown arguments are rejected, not dropped. Transports: s
 # No ``from __future__ import annotations``: the tool signatures quote this collection's
 # kinds and dimensions, so their annotations must be evaluated where the tools are defined.
 from collections.abc import Callable
+from importlib import metadata
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, ValidationError
 
 from cogitave.errors import CogitaveError
 from cogitave.graph.query import DEFAULT_LIMIT, MAX_LIMIT
@@ -59,6 +60,7 @@ from cogitave.service.render import (
 from cogitave.surfaces.cost import DEFAULT_LIMITS, Budget, Limits, WorkerPool, json_size
 
 SERVER_NAME = "cogitave"
+VERSION = metadata.version("cogitave-query")
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 Label = Literal[EDGE_LABELS]  # type: ignore[valid-type]  # the closed edge vocabulary
 
@@ -133,7 +135,32 @@ def _strict(tool: Tool) -> Tool:
     )
     tool.fn_metadata.arg_model = model
     tool.parameters = model.model_json_schema(by_alias=True)
+    run = tool.run
+
+    async def checked(*args: Any, **kw: Any) -> Any:
+        """The SDK's run, with an argument error told as one line per argument (not
+        pydantic's text with its links)."""
+        try:
+            return await run(*args, **kw)
+        except ToolError as e:
+            if not isinstance(e.__cause__, ValidationError):
+                raise
+            why = argument_errors(e.__cause__)
+            raise ToolError(f"error[bad_input]: {tool.name}: {why}") from None
+
+    object.__setattr__(tool, "run", checked)
     return tool
+
+
+def argument_errors(e: ValidationError) -> str:
+    """``limit: must be at most 50; query: required`` from pydantic's errors."""
+    parts = []
+    for err in e.errors(include_url=False):
+        where = ".".join(str(x) for x in err.get("loc", ())) or "arguments"
+        msg = str(err.get("msg", "invalid")).replace("Input should be", "must be")
+        msg = msg.replace("Extra inputs are not permitted", "is not an argument of this tool")
+        parts.append(f"{where}: {msg}")
+    return "; ".join(parts)
 
 
 def _describe(reader: Reader) -> dict[str, str]:
@@ -468,6 +495,7 @@ def build_mcp(
     ]
     return MCPServer(
         SERVER_NAME,
+        version=VERSION,
         instructions=(
             "Cogitave Query over one documentation collection. Start with docs_search (or "
             "code_sample_search for code); read a hit's page whole with docs_fetch and its "
