@@ -1,6 +1,7 @@
 """Cogitave Query: a hybrid retrieval engine for documentation and knowledge graphs."""
 
 import os
+from importlib import metadata
 
 # Per-query linear algebra is small (matrix-vector products over a few thousand rows): BLAS
 # threads only contend with concurrent requests and the encoder's own threads. A value the
@@ -23,7 +24,7 @@ __all__ = [
     "SearchResponse",
     "TailRule",
 ]
-__version__ = "0.1.0"
+__version__ = metadata.version("cogitave-query")  # one place: pyproject.toml
 
 
 def __getattr__(name: str) -> object:

@@ -240,3 +240,27 @@ def test_the_entry_point_as_a_process(indexed: Path) -> None:
         assert proc.returncode == 2, (command, args, proc.stderr)
         assert proc.stderr.startswith(f"error[{code}]") and "Traceback" not in proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_piped_output_is_never_wrapped_or_cut(tmp_path):
+    """A program reading the CLI gets whole URLs and whole root ids; ``--width`` lays the
+    output out in that many columns instead."""
+    deep = "guide/" + "/".join(["create-models-with-relationships"] * 3)
+    site = tmp_path / "site"
+    (site / "docs" / deep).mkdir(parents=True)
+    (site / "docs" / deep / "index.md").write_text(
+        "# Current sessions\n\n## The current session\n\n" + "Sessions hold rows. " * 30
+    )
+    (site / "mkdocs.yml").write_text("site_name: S\nsite_url: https://docs.example.org/\n")
+    col = str(tmp_path / "col")
+    run_cli("index", "--collection", col, str(site), "-q")
+    url = f"https://docs.example.org/{deep}/#the-current-session"
+    text = run_cli("search", "--collection", col, "current session rows").stdout
+    assert len(url) > 100 and url in text.split(), text
+    roots = run_cli("roots", "--collection", col).stdout
+    assert re.search(r"\b[0-9a-f]{64}\b", roots), roots
+    narrow = run_cli("--width", "40", "search", "--collection", col, "current session rows")
+    assert max(map(len, narrow.stdout.splitlines())) <= 40
+    assert url not in narrow.stdout
+    bad = run_cli("--width", "3", "roots", "--collection", col, ok=False)
+    assert bad.returncode == 2 and "--width" in bad.stderr

@@ -332,3 +332,25 @@ def test_serve_refuses_an_empty_api_key(col: Collection, monkeypatch: pytest.Mon
     )
     assert proc.returncode == 2
     assert "API key is empty" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_serve_on_a_busy_port_says_so_before_serving(
+    col: Collection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A port another process listens on is one error line; nothing claims to serve."""
+    import socket
+
+    from cogitave.surfaces import http
+
+    def listen(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("serve ran on a busy port")
+
+    monkeypatch.setattr(http, "serve", listen)
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        proc = run_cli("serve", "--collection", str(col.store.path), "--port", str(port), ok=False)
+    assert proc.returncode == 2
+    assert f"error[conflict]: port {port} on 127.0.0.1 is in use" in proc.stderr
+    assert "serving" not in proc.stderr and "Traceback" not in proc.stderr
+    bad = run_cli("serve", "--collection", str(col.store.path), "--port", "70000", ok=False)
+    assert "error[bad_input]: --port 70000" in bad.stderr

@@ -62,6 +62,9 @@ def test_page_and_static_files_are_served(col: Collection) -> None:
         assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
         assert c.get("/static/..%2fhttp.py").status_code == 404
         assert "/" not in c.get("/openapi.json").json()["paths"]
+        # the page serves any collection: its hints name syntax, not this project's docs
+        hints = " ".join(re.findall(r'placeholder="([^"]*)"', html)).lower()
+        assert hints and not any(q in hints for q in ("fusion", "tokenizer", "configuraton"))
 
 
 def test_the_api_key_guards_data_not_the_page(col: Collection) -> None:

@@ -56,6 +56,33 @@ app = typer.Typer(
 SEARCH_FORMATS = ("text", "json", "markdown")
 
 
+def _version(show: bool) -> None:
+    if show:
+        from cogitave import __version__
+
+        sys.stdout.write(f"cogitave {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+    width: Annotated[
+        int | None,
+        typer.Option(
+            min=20,
+            max=terminal.PIPED_WIDTH,
+            help="Columns to lay output out in (default: the terminal's; unwrapped in a pipe).",
+        ),
+    ] = None,
+) -> None:
+    """Cogitave Query: hybrid retrieval over documentation and knowledge graphs."""
+    terminal.set_width(width)
+
+
 def _reader(collection: Path, project: Path | None, **kw: Any) -> Reader:
     """The collection to read, pinned to a project's versions (reported on stderr)."""
     reader = indexing.open_reader(collection, **kw)
@@ -419,13 +446,16 @@ def serve(
     sessions = http.McpSessions.of(mcp_sessions, mcp_idle)
     if workers < 1:
         raise InputError("--workers must be >= 1")
+    sock = http.bind(host, port)  # a busy port is an error before anything is loaded
     reader = _reader(collection, project, ray=ray)
     if host not in http.LOOPBACK and not api_key:
         err.print(f"warning: listening on {host} without an API key", markup=False)
+    port = sock.getsockname()[1]
+    where = f"[{host}]" if ":" in host else host
     err.print(
-        f"serving {collection} (root {reader.root[:12]}) on http://{host}:{port}", markup=False
+        f"serving {collection} (root {reader.root[:12]}) on http://{where}:{port}", markup=False
     )
-    http.serve(reader, host=host, port=port, api_key=api_key, workers=workers,
+    http.serve(reader, sock, host=host, api_key=api_key, workers=workers,
                mcp_sessions=sessions)  # fmt: skip
 
 

@@ -27,8 +27,10 @@ worker pool, never on the event loop.
 
 from __future__ import annotations
 
+import errno
 import hmac
 import json
+import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -44,9 +46,11 @@ from pydantic import TypeAdapter
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from cogitave import __version__
 from cogitave.errors import (
     BodyTooLargeError,
     CogitaveError,
+    ConflictError,
     HTTPError,
     InputError,
     InternalError,
@@ -364,7 +368,7 @@ def create_app(
     app = FastAPI(
         title="Cogitave Query",
         summary="Hybrid retrieval over documentation and knowledge graphs.",
-        version="0.1.0",
+        version=__version__,
         lifespan=lifespan,
     )
     app.state.mcp = mcp
@@ -532,18 +536,38 @@ def create_app(
     return app
 
 
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: any free port), or a one-line error: a
+    busy port is told before anything claims to be serving on it."""
+    if not 0 <= port <= 65535:
+        raise InputError(f"--port {port}: a port is a number from 0 to 65535")
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family)  # SO_REUSEADDR, as uvicorn
+    except socket.gaierror as e:
+        raise InputError(f"--host {host}: {e.strerror}") from None
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise ConflictError(
+                f"port {port} on {host} is in use (another server?); choose one with --port"
+            ) from None
+        if e.errno == errno.EACCES:
+            raise InputError(f"--port {port}: permission denied (below 1024 needs root)") from None
+        raise InputError(f"cannot listen on {host}:{port}: {e.strerror}") from None
+
+
 def serve(
     collection: Reader,
+    sock: socket.socket,
     *,
     host: str = "127.0.0.1",
-    port: int = 8765,
     api_key: str | None = None,
     workers: int = WORKERS,
     mcp_sessions: McpSessions = McpSessions(),
 ) -> None:
     """Warm the reader (the first request must not pay for loading the lexicon and the
-    encoder), follow the roots writers publish, and run the app with uvicorn until
-    interrupted."""
+    encoder), follow the roots writers publish, and run the app with uvicorn on ``sock``
+    (from :func:`bind`) until interrupted."""
     import uvicorn
 
     collection.warm()
@@ -552,4 +576,4 @@ def serve(
         collection, api_key=api_key, host=host, workers=workers, mcp_sessions=mcp_sessions
     )
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    uvicorn.Server(uvicorn.Config(app, log_level="info")).run(sockets=[sock])

@@ -16,7 +16,6 @@ can correct the call; unknown arguments are rejected, not dropped. Transports: s
 # No ``from __future__ import annotations``: the tool signatures quote this collection's
 # kinds and dimensions, so their annotations must be evaluated where the tools are defined.
 from collections.abc import Callable
-from importlib import metadata
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -25,6 +24,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, Field, ValidationError
 
+from cogitave import __version__
 from cogitave.errors import CogitaveError
 from cogitave.graph.query import DEFAULT_LIMIT, MAX_LIMIT
 from cogitave.graph.traverse import MAX_DEPTH
@@ -60,7 +60,6 @@ from cogitave.service.render import (
 from cogitave.surfaces.cost import DEFAULT_LIMITS, Budget, Limits, WorkerPool, json_size
 
 SERVER_NAME = "cogitave"
-VERSION = metadata.version("cogitave-query")
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 Label = Literal[EDGE_LABELS]  # type: ignore[valid-type]  # the closed edge vocabulary
 
@@ -495,7 +494,7 @@ def build_mcp(
     ]
     return MCPServer(
         SERVER_NAME,
-        version=VERSION,
+        version=__version__,
         instructions=(
             "Cogitave Query over one documentation collection. Start with docs_search (or "
             "code_sample_search for code); read a hit's page whole with docs_fetch and its "

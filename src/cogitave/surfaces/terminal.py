@@ -56,6 +56,16 @@ out = _console()
 err = _console(stderr=True)
 
 
+def set_width(width: int | None) -> None:
+    """Lay output out at ``width`` columns (``--width``), on a terminal or in a pipe; None:
+    the terminal's width, or unwrapped when the stream is not a terminal."""
+    for console, stream in ((out, sys.stdout), (err, sys.stderr)):
+        if width is None and stream.isatty():
+            continue  # the terminal's own width, as rich reads it
+        console.width = width or PIPED_WIDTH
+        console.soft_wrap = console.width >= PIPED_WIDTH
+
+
 class RateColumn(ProgressColumn):
     """Items per second: rich's recent window, else the average so far ("-" before any)."""
 
