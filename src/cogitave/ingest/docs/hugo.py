@@ -20,13 +20,33 @@ from cogitave.ingest.docs.site import Site
 _LANG_DIR = re.compile(r"^[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?$")
 
 
+HUGO_FOLDERS = ("archetypes", "layouts", "themes")
+"""Folders of a Hugo site beside its ``content/``."""
+
+
 def detect_hugo(path: Path, reader: TreeReader) -> Site | None:
     """The Hugo site of the folder ``path``, or None when it is not one."""
-    if reader.is_dir(path / "content"):
+    if reader.is_dir(path / "content") and _looks_like_hugo(path, path / "content", reader):
         return hugo_site(path, path / "content", reader)
-    if path.name == "content" or reader.is_file(path / "_index.md"):
+    if (path.name == "content" or reader.is_file(path / "_index.md")) and _looks_like_hugo(
+        path, path, reader
+    ):
         return hugo_site(path, path, reader)
     return None
+
+
+def _looks_like_hugo(base: Path, content: Path, reader: TreeReader) -> bool:
+    """Hugo's own marks: its config, its site folders, or ``_index.md`` section pages at the
+    top of ``content``. A folder named ``content`` is not enough: Next.js and Astro sites
+    keep their pages in one and serve them with the file names' case, where Hugo would
+    lower-case the URLs."""
+    if hugo_config(base, reader) or any(reader.is_dir(base / d) for d in HUGO_FOLDERS):
+        return True
+    if base == content and reader.allows(base.parent) and hugo_config(base.parent, reader):
+        return True  # the content folder given, its site's config allowed above it
+    if reader.is_file(content / "_index.md"):
+        return True
+    return any(reader.is_file(d / "_index.md") for d in reader.listdir(content) if reader.is_dir(d))
 
 
 def hugo_site(base: Path, content: Path, reader: TreeReader) -> Site:
