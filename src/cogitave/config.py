@@ -43,7 +43,7 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
     hidden_kinds = ["nav_group", "source_file"]   # kinds that compete only when asked for
     exclude = ["drafts/*"]         # globs on path, URL path or uid: never returned
     demote = ["blog/*"]            # globs: score * demote_factor
-    demote_release_notes = true    # release notes, changelogs, "what's new" (path or title)
+    demote_release_notes = true    # release notes, changelogs, blog posts (path or title)
     demote_factor = 0.5
 
     [libraries]                    # a project's packages -> the libraries held (--project)

@@ -9,7 +9,14 @@ from cogitave import Collection, Node, Schema, SearchRequest
 from cogitave.config import Docs, Settings
 from cogitave.errors import QueryError, SchemaError
 from cogitave.query.engine import where_of
-from cogitave.query.pages import PageFacts, PageOptions, arrange, is_release_notes
+from cogitave.query.pages import (
+    PageFacts,
+    PageOptions,
+    arrange,
+    asks_for_history,
+    is_blog_post,
+    is_release_notes,
+)
 from cogitave.schema import Dimension
 
 FACTS = {
@@ -80,6 +87,56 @@ def test_release_notes_are_demoted_and_the_rest_moves_up():
 )
 def test_release_notes_detection(facts, notes):
     assert is_release_notes(facts) is notes
+
+
+@pytest.mark.parametrize(
+    "facts, blog",
+    [
+        (
+            PageFacts("blog/announcing-vite8-beta", "page", "docs/blog/announcing-vite8-beta.md"),
+            True,
+        ),
+        (PageFacts("x", "page", url="https://react.dev/blog/2025/10/01/react-19-2"), True),
+        (PageFacts("x", "page", "src/content/community/2024/03/15/meetup.md"), True),
+        (PageFacts("x", "page", "_posts/2023-05-02-new-router.md"), True),
+        (PageFacts("x", "page", title="Announcing Vite 8 Beta"), True),
+        (PageFacts("guide/features", "page", "docs/guide/features.md", title="Features"), False),
+        (PageFacts("api/posts", "page", "docs/api/posts.md", title="Posts"), False),
+        (PageFacts("x#announcing", "section", "docs/x.md", title="Announcing"), False),
+        (PageFacts("reference/2024", "page", "docs/reference/2024.md"), False),
+    ],
+)
+def test_blog_post_detection(facts, blog):
+    assert is_blog_post(facts) is blog
+
+
+@pytest.mark.parametrize(
+    "query, asks",
+    [
+        ("announcing vite 8", True),
+        ("react blog", True),
+        ("what's new in react 19", True),
+        ("vite 6 release notes", True),
+        ("changelog of 0.110", True),
+        ("useEffect cleanup", False),
+        ("post json body", False),
+        ("release a database connection", False),
+    ],
+)
+def test_a_query_that_asks_for_the_history_is_not_demoted(query, asks):
+    assert asks_for_history(query) is asks
+    opts = PageOptions.of(SearchRequest(query=query), Docs())
+    assert opts.demote_release_notes is not asks
+
+
+def test_blog_posts_are_demoted_like_release_notes():
+    facts = {
+        1: PageFacts("blog/announcing-vite8", "page", "blog/announcing-vite8.md", "/blog/x"),
+        2: PageFacts("guide/build", "page", "guide/build.md", "/guide/build", "Building"),
+    }
+    r = arrange(np.asarray([1, 2], np.uint64), np.asarray([1.0, 0.9]), facts.__getitem__,
+                PageOptions())  # fmt: skip
+    assert [facts[int(n)].uid for n in r.nids] == ["guide/build", "blog/announcing-vite8"]
 
 
 def test_exclude_and_demote_globs():

@@ -7,8 +7,10 @@ and before presentation:
 1. drops what does not compete: navigation groups and source files (unless the request asks
    for those kinds, or filters on ``kind``) and paths the settings exclude (the request's
    ``path_prefix`` is a filter every leg applies, :class:`~cogitave.store.port.Where`);
-2. demotes release notes and changelogs (found by path or title) and the settings' ``demote``
-   globs: their score is multiplied by ``demote_factor``, and the list re-sorted (stable);
+2. demotes the site's history (release notes, changelogs, blog posts and announcements, found
+   by path or title; not when the query asks for them: "changelog", "blog", "announcing")
+   and the settings' ``demote`` globs: their score is multiplied by ``demote_factor``, and
+   the list re-sorted (stable);
 3. groups by page when asked (the docs tools ask; ``[docs] group_by_page`` makes it the
    collection's default): the best-ranked node of a page represents it, and the page's other
    matching nodes are listed in its ``group``.
@@ -60,6 +62,20 @@ _NOTES_SEGMENTS = frozenset(
 _NOTES_TITLE = re.compile(
     r"^\s*(release notes|release history|changelog|change log|what'?s new)\b", re.IGNORECASE
 )
+# A blog: a path segment naming one, a dated path (``2024/10/01/``, ``2024-10-01-post``), or
+# an announcement's title. A page's age says nothing of whether it answers; a guide does.
+_BLOG_SEGMENTS = frozenset({"blog", "blogs", "_posts", "announcements"})
+_DATED_PATH = re.compile(
+    r"(?:^|/)(?:19|20)\d\d/(?:0?[1-9]|1[0-2])/|(?:^|/)(?:19|20)\d\d-\d\d-\d\d-"
+)
+_ANNOUNCEMENT_TITLE = re.compile(r"^\s*announcing\b", re.IGNORECASE)
+# Words of a query that asks for the history itself (the demotion is then off). Not "post"
+# (an HTTP method) nor "release" (of a lock, a connection): words that mean the history.
+_ASKS_HISTORY = re.compile(
+    r"\b(blogs?|announce(?:s|d|ment|ments)?|announcing|releases|released|changelogs?|"
+    r"change ?log|release ?notes?|what'?s new|new in|news)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -91,6 +107,7 @@ class PageOptions:
     exclude: tuple[str, ...] = ()
     demote: tuple[str, ...] = ()
     demote_release_notes: bool = True
+    """Demote the site's history: release notes, changelogs, blog posts, announcements."""
     demote_factor: float = 0.5
 
     @classmethod
@@ -108,7 +125,9 @@ class PageOptions:
             hidden_kinds=hidden,
             exclude=tuple(docs.exclude),
             demote=tuple(docs.demote) if req.demote else (),
-            demote_release_notes=docs.demote_release_notes and req.demote,
+            demote_release_notes=(
+                docs.demote_release_notes and req.demote and not asks_for_history(req.query)
+            ),
             demote_factor=docs.demote_factor,
         )
 
@@ -128,6 +147,28 @@ def is_release_notes(f: PageFacts) -> bool:
             if seg.rsplit(".", 1)[0].casefold() in _NOTES_SEGMENTS:
                 return True
     return bool(f.title) and f.kind in ("page", "node") and bool(_NOTES_TITLE.match(f.title))
+
+
+def is_blog_post(f: PageFacts) -> bool:
+    """Blog posts and announcements: a ``blog`` (``_posts``, ``announcements``) path
+    segment, a dated path, or a page titled "Announcing ..."."""
+    for name in (f.path, strip_host(f.url), f.uid.split("#", 1)[0]):
+        name = name.strip("/")
+        if _DATED_PATH.search(name):
+            return True
+        if any(seg.rsplit(".", 1)[0].casefold() in _BLOG_SEGMENTS for seg in name.split("/")):
+            return True
+    return bool(f.title) and f.kind in ("page", "node") and bool(_ANNOUNCEMENT_TITLE.match(f.title))
+
+
+def is_history(f: PageFacts) -> bool:
+    """What the history demotion demotes: release notes or a blog post."""
+    return is_release_notes(f) or is_blog_post(f)
+
+
+def asks_for_history(query: str) -> bool:
+    """Whether the query asks for release notes, a changelog or a blog post itself."""
+    return bool(_ASKS_HISTORY.search(query))
 
 
 def _matches(f: PageFacts, globs: Sequence[str]) -> bool:
@@ -162,7 +203,7 @@ def arrange(
     out_scores = np.asarray(scores, np.float64)[keep].copy()
     demoted: list[str] = []
     for j, f in enumerate(fs):
-        if (opts.demote_release_notes and is_release_notes(f)) or (
+        if (opts.demote_release_notes and is_history(f)) or (
             opts.demote and _matches(f, opts.demote)
         ):
             out_scores[j] *= opts.demote_factor
