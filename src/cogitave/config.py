@@ -31,6 +31,7 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
 
     [anchor]                       # the planner's whole-query BM25 lens
     function_word_weight = 0.25    # a function word ("what", "of", "must") scores this share
+    phrase_weight = 0.5            # "one-to-many", "a quoted phrase": adjacent words add this
 
     [smoothing]                    # the BM25 anchor's scores borrow from like hits
     enabled = true                 # (query/smooth.py)
@@ -111,10 +112,18 @@ class Anchor:
     meaning in a short question)."""
 
     function_word_weight: float = 0.25
+    phrase_weight: float = 0.5
+    """A compound of the query (``one-to-many``, ``async/await``) or a quoted phrase of two
+    words or more is also matched as a whole: the words adjacent and in order (tantivy's
+    phrase query over the positions every text field indexes) add ``phrase_weight`` times
+    the phrase's BM25, so a page that says one-to-many outranks one that says many-to-many
+    and "one" apart. 0: off."""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.function_word_weight <= 1.0:
             raise SchemaError("[anchor] function_word_weight must be between 0 and 1")
+        if not 0.0 <= self.phrase_weight <= 10.0:
+            raise SchemaError("[anchor] phrase_weight must be between 0 and 10")
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,23 @@ def test_weighted_bm25_equals_one_collection(one, views, n) -> None:
     }
 
 
+@pytest.mark.parametrize("n", [2, 4])
+def test_phrase_bm25_equals_one_collection(one, views, n) -> None:
+    """The anchor's compounds and phrases (matched whole, idf summed over their words)
+    score alike on shards, and change the scores."""
+    snap, view = one.snapshot, views[n]
+    stems = analysis.stems("t-cell response to vitamin d in blood cells")
+    phrases = {("t", "cell"): 1.0, ("vitamin", "d"): 2.0, ("blood", "cell"): 0.5}
+    a_ids, a_sc = snap.bm25(WHOLE, stems, 50, phrases=phrases)
+    b_ids, b_sc = view.bm25(WHOLE, stems, 50, phrases=phrases)
+    np.testing.assert_allclose(b_sc, a_sc, rtol=2e-6)
+    assert not np.allclose(a_sc, snap.bm25(WHOLE, stems, 50)[1], rtol=1e-3)
+    above = a_sc > a_sc[9] * (1 + 1e-5)
+    assert {snap.uid_of(int(i)) for i in a_ids[above]} == {
+        view.uid_of(int(i)) for i in b_ids[: int(above.sum())]
+    }
+
+
 def test_bm25_per_dimension(one, views) -> None:
     snap, view = one.snapshot, views[4]
     stems = analysis.stems("cancer cells")
@@ -89,6 +106,12 @@ def test_shard_rescoring_reproduces_tantivy(built) -> None:
     t_ids, t_scores = server.bm25_local(WHOLE, stems, 40)
     np.testing.assert_allclose(scores, t_scores, rtol=2e-6)
     assert set(ids[:10].tolist()) == set(t_ids[:10].tolist())
+    # a phrase's frequency read back from its score gives tantivy's phrase score
+    phrases = {("vitamin", "d"): 1.0, ("bone", "densiti"): 1.5}
+    ids, scores = server.bm25(WHOLE, stems, 40, None, glob, None, phrases)
+    t_ids, t_scores = server.bm25_local(WHOLE, stems, 40, None, None, phrases)
+    np.testing.assert_allclose(scores, t_scores, rtol=2e-6)
+    assert not np.allclose(t_scores, server.bm25_local(WHOLE, stems, 40)[1], rtol=1e-3)
 
 
 @pytest.mark.parametrize("n", [2, 4])

@@ -8,7 +8,8 @@ the same object works in both places. Ids here are the shard's own nids; the vie
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from cogitave.store.snapshot import Snapshot
 # The first candidate list is this much deeper than asked; a shard deepens it (x4) only when
 # the bound of the module docstring of bm25.py is not met.
 _OVERFETCH = 1.25
+_FREQ_DL = re.compile(r'"value": ([0-9.eE+-]+),\s*"description": "(freq|dl), ')
 _WHOLE_POSTINGS = 4096
 """A term in at most this many documents is scored over its whole posting list instead of a
 search restricted to the candidates (the restriction costs about 1 ms to set up)."""
@@ -150,9 +152,10 @@ class ShardServer:
         depth: int,
         where: Where | None = None,
         weights: Mapping[str, float] | None = None,
+        phrases: Mapping[tuple[str, ...], float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The shard's own BM25 (its local statistics), as one collection would answer."""
-        return self.snap.bm25(scope, stems, depth, where, weights)
+        return self.snap.bm25(scope, stems, depth, where, weights, phrases)
 
     def bm25(
         self,
@@ -162,10 +165,12 @@ class ShardServer:
         where: Where | None,
         glob: GlobalTerms,
         weights: Mapping[str, float] | None = None,
+        phrases: Mapping[tuple[str, ...], float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """This shard's exact top ``depth`` by BM25 with the corpus-wide statistics ``glob``
-        (a stem in ``weights`` scoring that multiple of its BM25): (nids, float32 scores),
-        best first, ties by nid."""
+        (a stem in ``weights`` scoring that multiple of its BM25, a phrase of ``phrases``
+        adding its weight times its BM25, the phrase's idf the sum of its words'): (nids,
+        float32 scores), best first, ties by nid."""
         empty = np.zeros(0, np.uint64), np.zeros(0, np.float32)
         terms = list(dict.fromkeys(stems))
         weight = dict(weights or {})
@@ -174,13 +179,25 @@ class ShardServer:
             return empty
         lex = self.snap.lexical
         field = self._bm25_field(scope)
-        ldf = dict(zip(terms, self.doc_freqs(scope, terms), strict=True))
+        wanted = [(tuple(p), float(w)) for p, w in (phrases or {}).items() if len(p) > 1 and w > 0]
+        words = list(dict.fromkeys([*terms, *(t for p, _ in wanted for t in p)]))
+        ldf = dict(zip(words, self.doc_freqs(scope, words), strict=True))
         clauses = []
         for t in terms:
             if not ldf[t]:
                 continue
             boost = float(weight.get(t, 1.0) * glob.idf(t) / idf(ldf[t], local.docs))
             q = tantivy.Query.term_query(lex.tschema, field, t)
+            clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, boost)))
+        # a phrase whose every word this shard holds: (words, weight, local idf, global idf)
+        held = [
+            (p, w, _idf_sum(idf(ldf[t], local.docs) for t in p), _idf_sum(glob.idf(t) for t in p))
+            for p, w in wanted
+            if all(ldf[t] for t in p)
+        ]
+        for p, w, local_idf, glob_idf in held:
+            q = tantivy.Query.phrase_query(lex.tschema, field, list(p))
+            boost = float(w * glob_idf / local_idf)
             clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, boost)))
         nids = self.snap.prefix_nids(where.path_prefix) if where and where.path_prefix else None
         if not clauses or (nids is not None and not len(nids)):
@@ -205,6 +222,11 @@ class ShardServer:
             for i, t in enumerate(terms):
                 has = tf[i] > 0
                 scores[has] += weight.get(t, 1.0) * term_score(idfs[t], tf[i][has], dl[has], gavg)
+            if held:
+                pf = self._phrase_freqs(field, held, local, hits, nids, dl)
+                for row, (_, w, _, glob_idf) in zip(pf, held, strict=True):
+                    has = row > 0
+                    scores[has] += np.float32(w) * term_score(glob_idf, row[has], dl[has], gavg)
             order = np.lexsort((nids, -scores))
             nids, scores = nids[order], scores[order]
             if len(hits) < k:  # every match is scored: exact
@@ -290,6 +312,52 @@ class ShardServer:
                 tf[:, j] = [got.get(x, 0) for x in terms]
         return tf, dl
 
+    def _phrase_freqs(
+        self,
+        field: str,
+        held: Sequence[tuple[tuple[str, ...], float, np.float32, np.float32]],
+        local: FieldStats,
+        hits: list,
+        nids: np.ndarray,
+        dl: np.ndarray,
+    ) -> np.ndarray:
+        """How often each phrase of ``held`` occurs in each candidate (phrases x hits), from
+        its local phrase score as :meth:`_evidence` reads a term's; ``dl`` is completed for a
+        candidate only a phrase matched. A frequency that does not give the score back is
+        read from the explanation."""
+        lex = self.snap.lexical
+        ts = lex.tschema
+        pos = {(a.segment_ord, a.doc): j for j, (_, a) in enumerate(hits)}
+        among = tantivy.Query.const_score_query(
+            tantivy.Query.term_set_query(ts, "nid", nids.tolist()), 0.0
+        )
+        lengths = self._lengths.setdefault(field, {})
+        pf = np.zeros((len(held), len(hits)), np.int64)
+        for k, (words, _, local_idf, _) in enumerate(held):
+            phrase = tantivy.Query.phrase_query(ts, field, list(words))
+            q = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, among), (tantivy.Occur.Must, phrase)]
+            )
+            score = np.zeros(len(hits), np.float32)
+            for sc, a in lex.searcher.search(q, len(hits), count=False).hits:
+                j = pos.get((a.segment_ord, a.doc))
+                if j is not None:
+                    score[j] = sc
+            has = score > 0
+            for j in np.flatnonzero(has & (dl == 0)).tolist():
+                _, dl[j] = _freq_and_length(phrase.explain(lex.searcher, hits[j][1]).to_json())
+                lengths[int(nids[j])] = int(dl[j])
+            norm = K1 * (np.float32(1.0) - B + B * dl.astype(np.float32) / local.avgdl)
+            w = np.float32(local_idf * (np.float32(1.0) + K1))
+            est = np.rint(score[has] * norm[has] / np.maximum(w - score[has], np.float32(1e-30)))
+            pf[k, has] = np.maximum(est, 1).astype(np.int64)
+            f = pf[k].astype(np.float32)
+            back = w * f / (f + norm)
+            bad = has & (np.abs(back - score) > score * np.float32(2e-6))
+            for j in np.flatnonzero(bad).tolist():
+                pf[k, j], _ = _freq_and_length(phrase.explain(lex.searcher, hits[j][1]).to_json())
+        return pf
+
     # -- the rest of the port, in local nids --------------------------------------------------
     def match(
         self, dim: str, kind: MatchKind, tokens: Sequence[str], among: np.ndarray
@@ -332,3 +400,22 @@ def _top_stem(d: Any) -> tuple[int, str]:
         return 0, ""
     stem, n = max(d.stems.items(), key=lambda kv: (kv[1], kv[0]))
     return n, stem
+
+
+def _idf_sum(idfs: Iterable[np.float32]) -> np.float32:
+    """A phrase's idf as tantivy sums it: its words' idfs, in order, in float32."""
+    total = np.float32(0.0)
+    for x in idfs:
+        total = np.float32(total + x)
+    return total
+
+
+def _freq_and_length(explanation: str) -> tuple[int, int]:
+    """The frequency and field length a one-clause explanation (a phrase's) reports."""
+    freq, dl = 0, 0
+    for m in _FREQ_DL.finditer(explanation):
+        if m.group(2) == "freq":
+            freq = int(float(m.group(1)))
+        else:
+            dl = int(float(m.group(1)))
+    return freq, dl

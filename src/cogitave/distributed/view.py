@@ -279,15 +279,19 @@ class ShardedView:
         depth: int,
         where: Where | None = None,
         weights: Mapping[str, float] | None = None,
+        phrases: Mapping[tuple[str, ...], float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         terms = list(dict.fromkeys(stems))
         if not terms or depth <= 0:
             return np.zeros(0, np.uint64), np.zeros(0, np.float32)
         field = self.global_field(scope)
-        dfs = self._scatter("doc_freqs", scope, terms)
-        df = {t: sum(int(v[k]) for v in dfs.values()) for k, t in enumerate(terms)}
+        words = list(dict.fromkeys([*terms, *(t for p in phrases or {} for t in p)]))
+        dfs = self._scatter("doc_freqs", scope, words)
+        df = {t: sum(int(v[k]) for v in dfs.values()) for k, t in enumerate(words)}
         glob = GlobalTerms(field, df)
-        parts = self._scatter("bm25", scope, terms, depth, where, glob, dict(weights or {}))
+        parts = self._scatter(
+            "bm25", scope, terms, depth, where, glob, dict(weights or {}), dict(phrases or {})
+        )
         return self._merge(parts, depth)
 
     def dense(

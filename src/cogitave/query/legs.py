@@ -14,7 +14,7 @@ Every lens gets the request's filter and ranks only the nodes it allows.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import partial
 
@@ -65,7 +65,7 @@ def planned(ctx: QueryContext, prism: Prism) -> list[LensResult]:
     depth = prism.anchor_depth
     slots: list[Callable[[], LensResult]] = []
     if prism.whole_stems:
-        slots.append(partial(_bm25_anchor, ctx, prism.whole_stems, prism.anchor_weights, depth))
+        slots.append(partial(_bm25_anchor, ctx, prism, depth))
     if ctx.has_dense:
         slots.append(dense_job(port, "dense", WHOLE, dense_q, "__whole__", depth, where))
     for p in prism.lensed:
@@ -127,14 +127,21 @@ def planned(ctx: QueryContext, prism: Prism) -> list[LensResult]:
     return lenses
 
 
-def _bm25_anchor(
-    ctx: QueryContext, stems: Sequence[str], weights: Mapping[str, float], depth: int
-) -> LensResult:
-    """The whole-query BM25 lens (``weights``: the Prism's function-word weights),
-    smoothed over like candidates when the collection has vectors
-    (:mod:`cogitave.query.smooth`); how is in the lens's ``info``."""
+def _bm25_anchor(ctx: QueryContext, prism: Prism, depth: int) -> LensResult:
+    """The whole-query BM25 lens (the Prism's function-word weights, its compounds and
+    phrases matched whole too), smoothed over like candidates when the collection has
+    vectors (:mod:`cogitave.query.smooth`); how is in the lens's ``info``."""
     sm = ctx.settings.smoothing
-    bm25 = partial(bm25_lens, ctx.port, "bm25", WHOLE, stems, where=ctx.where, term_weights=weights)
+    bm25 = partial(
+        bm25_lens,
+        ctx.port,
+        "bm25",
+        WHOLE,
+        prism.whole_stems,
+        where=ctx.where,
+        term_weights=prism.anchor_weights,
+        phrases=prism.phrases,
+    )
     if not (sm.enabled and sm.weight > 0 and ctx.has_dense):
         lens = bm25(depth)
         reason = "off" if ctx.has_dense else "no vectors"

@@ -82,11 +82,15 @@ def bm25_lens(
     *,
     weight: float = 1.0,
     term_weights: Mapping[str, float] | None = None,
+    phrases: Mapping[tuple[str, ...], float] | None = None,
 ) -> LensResult:
     """BM25 of ``stems`` over ``scope`` (a dimension, or the whole node) among the nodes
-    ``where`` allows; a stem in ``term_weights`` scores that multiple of its BM25."""
+    ``where`` allows; a stem in ``term_weights`` scores that multiple of its BM25, and
+    each of ``phrases`` (stems in order) found whole adds its weight times its BM25."""
     t0 = time.perf_counter()
-    nids, scores = port.bm25(scope, stems, depth, where or None, term_weights or None)
+    nids, scores = port.bm25(
+        scope, stems, depth, where or None, term_weights or None, phrases or None
+    )
     return LensResult(name, "bm25", nids, scores, depth=depth, ms=ms_since(t0), weight=weight)
 
 

@@ -45,7 +45,7 @@ from cogitave.expand import analysis
 from cogitave.expand.lexicon import FUNCTION_WORDS, Lexicon
 from cogitave.query.rewrite import Rewritten, rewrite
 from cogitave.query.route import TermRoute, idf, route_term
-from cogitave.query.syntax import ParsedQuery, parse
+from cogitave.query.syntax import ParsedQuery, parse, phrases
 from cogitave.query.types import SearchRequest
 from cogitave.schema import WHOLE, Schema
 from cogitave.store.port import ReadPort
@@ -125,6 +125,8 @@ class Prism:
     excluded_stems: tuple[str, ...]
     fallback: dict[str, Any] | None = None
     homes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    phrases: dict[tuple[str, ...], float] = field(default_factory=dict)
+    """Compounds and quoted phrases the BM25 anchor also matches whole, with their weight."""
 
     @property
     def touched(self) -> tuple[str, ...]:
@@ -163,6 +165,7 @@ class Prism:
                 "dense": WHOLE,
                 "depth": self.anchor_depth,
                 "weights": self.anchor_weights,
+                "phrases": {" ".join(p): w for p, w in self.phrases.items()},
             },
             "channels": [c.to_dict() for c in self.channels],
             "residual": self.residual_phrase or None,
@@ -316,6 +319,9 @@ def plan(
         excluded_stems=tuple(dict.fromkeys(analysis.stem(t) for t in parsed.excluded)),
         fallback=fallback,
         homes={r.term: r.homes for r in routed},
+        phrases=dict.fromkeys(phrases(req.query), settings.anchor.phrase_weight)
+        if settings.anchor.phrase_weight
+        else {},
     )
 
 

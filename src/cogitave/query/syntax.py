@@ -26,6 +26,10 @@ from dataclasses import dataclass, replace
 
 from cogitave.expand import analysis
 
+# Words joined by ``-``, ``/``, ``.``, ``_`` or ``::`` (one-to-many, async/await, os.path,
+# group_by_page, std::fs): a compound the tokenizer splits into parts.
+_COMPOUND = re.compile(r"(?<![\w\-/.])(?<!::)[^\W_]+(?:(?:[-/._]|::)[^\W_]+)+")
+MAX_PHRASE_WORDS = 8
 NEGATION_WORDS = frozenset({"not", "no", "without", "except", "excluding", "minus", "non"})
 _PIECE = re.compile(
     r'(?P<sign>[+-])?(?:(?P<dim>[A-Za-z_][A-Za-z0-9_]*):)?(?:"(?P<phrase>[^"]*)"?|(?P<word>[^\s"]+))'
@@ -129,3 +133,22 @@ def parse(query: str, dimensions: Collection[str]) -> ParsedQuery:
             t = replace(t, emphatic=True)
         out.append(t)
     return ParsedQuery(tuple(out), tuple(markers), " ".join(plain))
+
+
+def phrases(query: str) -> tuple[tuple[str, ...], ...]:
+    """The query's compounds (``one-to-many``) and quoted phrases (``"read one row"``) as
+    the stems the index holds, in order: two to :data:`MAX_PHRASE_WORDS` words each, an
+    excluded one (``-"a b"``, ``-x-y``) left out."""
+    out: dict[tuple[str, ...], None] = {}
+    for m in _PIECE.finditer(query):
+        if m.group("sign") == "-":
+            continue
+        if m.group("phrase") is not None:
+            texts = [m.group("phrase")]
+        else:  # the whole piece: ``std::fs`` is read as a ``dim:`` prefix by the pattern
+            texts = [c.group(0) for c in _COMPOUND.finditer(m.group(0).lstrip("+"))]
+        for text in texts:
+            stems = tuple(analysis.stems(text))
+            if 2 <= len(stems) <= MAX_PHRASE_WORDS:
+                out[stems] = None
+    return tuple(out)

@@ -231,10 +231,13 @@ class LexicalReader:
         filters: Mapping[str, Sequence[str]] | None = None,
         nids: Sequence[int] | None = None,
         weights: Mapping[str, float] | None = None,
+        phrases: Mapping[tuple[str, ...], float] | None = None,
     ) -> tantivy.Query:
         """A BM25 query over ``field`` for analysed ``terms`` (OR, or AND if ``require_all``),
         restricted by exact ``filters`` (dimension -> allowed casefolded values) and to
-        ``nids`` when given; a term in ``weights`` scores that multiple of its BM25."""
+        ``nids`` when given; a term in ``weights`` scores that multiple of its BM25, and a
+        phrase of ``phrases`` (analysed words, adjacent and in order) adds its weight times
+        its BM25 (tantivy's phrase score: the phrase's frequency, its words' summed idf)."""
         occur = tantivy.Occur.Must if require_all else tantivy.Occur.Should
         ts = self.tschema
         weights = weights or {}
@@ -244,6 +247,10 @@ class LexicalReader:
             if (w := weights.get(t, 1.0)) != 1.0:
                 q = tantivy.Query.boost_query(q, w)
             clauses.append((occur, q))
+        for words, w in (phrases or {}).items():
+            if len(words) > 1 and w > 0:
+                phrase = tantivy.Query.phrase_query(ts, field, list(words))
+                clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(phrase, w)))
         return with_filters(ts, tantivy.Query.boolean_query(clauses), filters, nids)
 
     def search(self, query: tantivy.Query, limit: int) -> tuple[np.ndarray, np.ndarray]:

@@ -99,10 +99,12 @@ class ReadPort(Protocol):
         depth: int,
         where: Where | None = None,
         weights: Mapping[str, float] | None = None,
+        phrases: Mapping[tuple[str, ...], float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top ``depth`` live ids by BM25 of ``stems`` (OR) over ``scope`` among the nodes
-        ``where`` allows, a stem in ``weights`` scoring that multiple of its BM25: (ids
-        uint64, scores float32), best first."""
+        ``where`` allows, a stem in ``weights`` scoring that multiple of its BM25 and a
+        phrase of ``phrases`` (stems, adjacent and in order) adding its weight times its
+        BM25: (ids uint64, scores float32), best first."""
         ...
 
     def match(

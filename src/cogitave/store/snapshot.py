@@ -160,6 +160,7 @@ class Snapshot:
         depth: int,
         where: Where | None = None,
         weights: Mapping[str, float] | None = None,
+        phrases: Mapping[tuple[str, ...], float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         lex = self.lexical
         nids = self.prefix_nids(where.path_prefix) if where and where.path_prefix else None
@@ -171,6 +172,7 @@ class Snapshot:
             filters=where.values if where else None,
             nids=None if nids is None else nids.tolist(),
             weights=weights,
+            phrases=phrases,
         )
         return lex.search(query, depth)
 
