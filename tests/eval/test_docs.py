@@ -132,6 +132,20 @@ def test_read_questions(tmp_path):
         ("a", "add cors", {"cors": 2}),
         ("3", "tests", {"testing": 1}),
     ]
+    assert [q.must_contain for q in qs] == [(), ()]
+
+
+def test_read_must_contain(tmp_path):
+    p = tmp_path / "q.jsonl"
+    mc = ["HTTPException", "status_code=404"]
+    p.write_text(
+        json.dumps({"query": "404", "judgments": [{"url": "/e/", "grade": 2}], "must_contain": mc})
+        + "\n"
+    )
+    assert read_url_questions(p)[0].must_contain == ("HTTPException", "status_code=404")
+
+
+OK = {"query": "x", "judgments": [{"url": "/a/", "grade": 2}]}
 
 
 @pytest.mark.parametrize(
@@ -142,6 +156,10 @@ def test_read_questions(tmp_path):
         (json.dumps({"query": "x", "judgments": []}), "non-empty list"),
         (json.dumps({"query": "x", "judgments": [{"url": "/a/", "grade": "2"}]}), "grade"),
         (json.dumps({"query": "x", "judgments": [{"url": "#", "grade": 2}]}), "empty url"),
+        (json.dumps({**OK, "must_contain": "HTTPException"}), ":1: 'must_contain' must be a list"),
+        (json.dumps({**OK, "must_contain": ["a", 404]}), "non-empty strings"),
+        (json.dumps({**OK, "must_contain": ["a", " "]}), "non-empty strings"),
+        (json.dumps({**OK, "must_contain": None}), "must_contain"),
     ],
 )
 def test_bad_lines_name_file_and_line(tmp_path, line, msg):

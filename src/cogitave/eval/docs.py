@@ -1,26 +1,34 @@
-"""Questions judged by page URL: a JSONL file -> MRR, Hit@1/3/5, nDCG@5 over the pages returned.
+"""Questions judged by page URL: a JSONL file -> MRR, Hit@1/3/5, nDCG@5 over the pages returned,
+and what the Markdown answer an agent reads holds.
 
 One question per line::
 
     {"qid": "cors", "query": "how do I add CORS", "judgments": [
-        {"url": "/tutorial/cors/", "grade": 2}, {"url": "/advanced/middleware/", "grade": 1}]}
+        {"url": "/tutorial/cors/", "grade": 2}, {"url": "/advanced/middleware/", "grade": 1}],
+     "must_contain": ["CORSMiddleware", "allow_origins"]}
 
 ``qid`` is optional (default: the line number). ``grade`` 2 marks the page that answers the
 question, 1 a useful one (any positive integer is a gain). A judgment's ``url`` names a page by
 its URL (relative, or absolute: scheme and host are dropped), by its path as stored, or by its
 uid, in any case; a fragment (``#anchor``) or query string is ignored, so a section counts as
-its page.
+its page. ``must_contain`` (optional) lists the words or code an answer must show to be
+useful: short strings of the answering page's text, matched case-insensitively.
 
 A query is scored on the top ``k`` (5) hits exactly as the engine returned them, mapped to
 pages: several hits of one page count once, at the first one's rank. MRR and Hit@k count the
 answering pages (grade >= ``relevant_grade``, 2 by default); nDCG@5 uses every grade. The
 answer size is the compact JSON of those hits in characters / 4, an estimate of tokens.
+
+What an agent reads is measured on the Markdown answer of ``docs_search`` at its default
+budget (:func:`docs_answer`): the share of questions with ``must_contain`` whose answer holds
+every string of it, the median number of hits the answer shows and the mean tokens it takes.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +41,7 @@ from cogitave.query.types import MAX_QUERY_CHARS, Hit, SearchRequest
 
 if TYPE_CHECKING:
     from cogitave.reader import Reader
+    from cogitave.service.ops import DocsAnswer
 
 K = 5
 METRICS = ("mrr", "hit@1", "hit@3", "hit@5", "ndcg@5")
@@ -47,17 +56,51 @@ class UrlQuestion:
     qid: str
     query: str
     grades: Mapping[str, int]
+    must_contain: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AnswerRead:
+    """What the Markdown answer of one question held: the ``must_contain`` strings it lacks,
+    the hits it showed and its tokens."""
+
+    missing: tuple[str, ...]
+    shown: int
+    tokens: int
 
 
 @dataclass(frozen=True)
 class QueryOutcome:
-    """What one question got: the pages in rank order, its metrics and the answer size."""
+    """What one question got: the pages in rank order, its metrics and the answer size (and
+    what its Markdown answer held, when read)."""
 
     qid: str
     query: str
     pages: tuple[str, ...]
     metrics: Mapping[str, float]
     tokens: int
+    read: AnswerRead | None = None
+
+
+@dataclass(frozen=True)
+class ReadScore:
+    """What an agent reads over a question set: the share of questions with ``must_contain``
+    whose answer holds all of it (None when no question has any; ``judged`` of them), the
+    median hits shown and the mean tokens of the answers."""
+
+    contains: float | None
+    judged: int
+    shown: float
+    tokens: float
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        rate = None if self.contains is None else round(self.contains, 4)
+        return {
+            "must_contain": rate,
+            "must_contain_questions": self.judged,
+            "hits_shown": self.shown,
+            "tokens_read": round(self.tokens, 1),
+        }
 
 
 @dataclass(frozen=True)
@@ -68,11 +111,13 @@ class UrlScore:
     metrics: Mapping[str, float]
     tokens: float
     outcomes: tuple[QueryOutcome, ...] = field(default=())
+    read: ReadScore | None = None
 
-    def to_dict(self) -> dict[str, float | int]:
+    def to_dict(self) -> dict[str, float | int | None]:
         return {
             **{k: round(v, 4) for k, v in self.metrics.items()},
             "answer_tokens": round(self.tokens, 1),
+            **(self.read.to_dict() if self.read is not None else {}),
             "queries": len(self.outcomes),
         }
 
@@ -139,10 +184,18 @@ def read_url_questions(path: str | Path) -> list[UrlQuestion]:
             if not key:
                 raise IngestError(f"{where}: empty url in a judgment")
             grades[key] = max(grades.get(key, 0), g)
-        out.append(UrlQuestion(qid, obj["query"], grades))
+        out.append(UrlQuestion(qid, obj["query"], grades, _must_contain(obj, where)))
     if not out:
         raise IngestError(f"{p}: no questions")
     return out
+
+
+def _must_contain(obj: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    """A question's ``must_contain``: absent, or a list of non-blank strings."""
+    mc = obj.get("must_contain", [])
+    if not isinstance(mc, list) or not all(isinstance(x, str) and x.strip() for x in mc):
+        raise IngestError(f"{where}: 'must_contain' must be a list of non-empty strings")
+    return tuple(mc)
 
 
 def page_run(hits: Sequence[Hit], grades: Mapping[str, int], k: int = K) -> list[str]:
@@ -191,6 +244,24 @@ def score_pages(
     return out
 
 
+def read_answer(markdown: str, shown: int, tokens: int, must_contain: Sequence[str]) -> AnswerRead:
+    """What one Markdown answer holds of ``must_contain`` (case-insensitive), its hits shown
+    and its tokens."""
+    text = markdown.casefold()
+    missing = tuple(s for s in must_contain if s.casefold() not in text)
+    return AnswerRead(missing, shown, tokens)
+
+
+def read_score(reads: Sequence[tuple[UrlQuestion, AnswerRead]]) -> ReadScore:
+    """The share of questions with ``must_contain`` whose answer lacks none of it, the median
+    hits shown and the mean tokens read, over every question read."""
+    judged = [r for q, r in reads if q.must_contain]
+    contains = sum(not r.missing for r in judged) / len(judged) if judged else None
+    shown = statistics.median(r.shown for _, r in reads) if reads else 0.0
+    tokens = sum(r.tokens for _, r in reads) / len(reads) if reads else 0.0
+    return ReadScore(contains, len(judged), float(shown), tokens)
+
+
 def evaluate_questions(
     system: str,
     questions: Sequence[UrlQuestion],
@@ -198,23 +269,36 @@ def evaluate_questions(
     *,
     k: int = K,
     relevant_grade: int = 2,
+    answer: Callable[[str], DocsAnswer | None] | None = None,
 ) -> UrlScore:
-    """Run ``search`` on every question and score the top ``k`` hits by page."""
+    """Run ``search`` on every question and score the top ``k`` hits by page; with
+    ``answer`` (:func:`docs_answer`), also read every question's Markdown answer."""
     runs: dict[str, list[str]] = {}
     tokens: dict[str, int] = {}
+    reads: dict[str, AnswerRead] = {}
     for q in questions:
         hits = list(search(q.query))
         runs[q.qid] = page_run(hits, q.grades, k)
         tokens[q.qid] = answer_tokens(hits, k)
+        if answer is not None:
+            got = answer(q.query)
+            reads[q.qid] = (
+                read_answer(got.markdown, got.budget.shown, got.budget.tokens, q.must_contain)
+                if got is not None
+                else AnswerRead(q.must_contain, 0, 0)
+            )
     per_q = score_pages(runs, {q.qid: q.grades for q in questions}, relevant_grade=relevant_grade)
+    scored = [q for q in questions if q.qid in per_q]
     outcomes = tuple(
-        QueryOutcome(q.qid, q.query, tuple(runs[q.qid]), per_q[q.qid], tokens[q.qid])
-        for q in questions
-        if q.qid in per_q
+        QueryOutcome(
+            q.qid, q.query, tuple(runs[q.qid]), per_q[q.qid], tokens[q.qid], reads.get(q.qid)
+        )
+        for q in scored
     )
     n = len(outcomes) or 1
     means = {m: sum(o.metrics[m] for o in outcomes) / n for m in METRICS}
-    return UrlScore(system, means, sum(o.tokens for o in outcomes) / n, outcomes)
+    read = read_score([(q, reads[q.qid]) for q in scored]) if answer is not None else None
+    return UrlScore(system, means, sum(o.tokens for o in outcomes) / n, outcomes, read)
 
 
 def collection_search(
@@ -230,3 +314,32 @@ def collection_search(
             return ()
 
     return search
+
+
+def docs_answer(col: Reader, mode: str, **args: Any) -> Callable[[str], DocsAnswer | None]:
+    """``answer`` for :func:`evaluate_questions`: the ``docs_search`` answer in ``mode`` at its
+    default budget (``args``: more :class:`~cogitave.service.args.SearchArgs`); a query the
+    search refuses gets None."""
+    from cogitave.service.args import SearchArgs
+    from cogitave.service.ops import docs_search
+
+    def answer(text: str) -> DocsAnswer | None:
+        try:
+            return docs_search(col, SearchArgs(query=text[:MAX_QUERY_CHARS], mode=mode, **args))  # type: ignore[arg-type]
+        except QueryError:
+            return None
+
+    return answer
+
+
+def evaluate_url_systems(
+    col: Reader, questions: Path, systems: Sequence[str], *, group_by_page: bool = False
+) -> list[UrlScore]:
+    """Every system of ``systems`` on a URL-graded question file: the page metrics of its hits
+    (``group_by_page`` as docs_search) and what its ``docs_search`` answer holds."""
+    qs = read_url_questions(questions)
+    opts = {"group_by_page": True} if group_by_page else {}
+    return [
+        evaluate_questions(n, qs, collection_search(col, n, **opts), answer=docs_answer(col, n))
+        for n in systems
+    ]

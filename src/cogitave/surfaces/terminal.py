@@ -190,14 +190,18 @@ def print_scores(scores: Sequence[SystemScore] | Sequence[UrlScore]) -> None:
     from cogitave.eval.run import SystemScore
 
     if scores and isinstance(scores[0], UrlScore):
-        head = ("system", "MRR", "Hit@1", "Hit@3", "Hit@5", "nDCG@5", "answer tokens", "queries")
-        t = Table(*head)
+        head = ("system", "MRR", "Hit@1", "Hit@3", "Hit@5", "nDCG@5", "answer tokens")
+        t = Table(*head, "must-contain", "hits shown", "tokens read", "queries")
         for u in scores:
             assert isinstance(u, UrlScore)
             metrics = (f"{u.metrics[k]:.4f}" for k in ("mrr", "hit@1", "hit@3", "hit@5", "ndcg@5"))
-            t.add_row(u.system, *metrics, f"{u.tokens:.0f}", str(len(u.outcomes)))
+            t.add_row(u.system, *metrics, f"{u.tokens:.0f}", *read_cells(u), str(len(u.outcomes)))
         out.print(t)
         out.print("answer tokens: characters / 4 of the top 5 hits as compact JSON (an estimate)")
+        out.print(
+            "must-contain: share of questions whose docs_search Markdown answer holds every "
+            "must_contain string; hits shown (median) and tokens read (mean) of that answer"
+        )
         return
     t = Table("system", "nDCG@10", "recall@100", "MRR@10", "queries", "p50 ms", "p99 ms")
     for s in scores:
@@ -211,6 +215,15 @@ def print_scores(scores: Sequence[SystemScore] | Sequence[UrlScore]) -> None:
             f"{s.p99_ms:.2f}",
         )
     out.print(t)
+
+
+def read_cells(u: UrlScore) -> tuple[str, str, str]:
+    """The must-contain rate, median hits shown and tokens read of a URL score ("-": none)."""
+    r = u.read
+    if r is None:
+        return ("-", "-", "-")
+    rate = "-" if r.contains is None else f"{r.contains:.3f} ({r.judged})"
+    return (rate, f"{r.shown:g}", f"{r.tokens:.0f}")
 
 
 def heading(text: str) -> None:
