@@ -2,12 +2,18 @@
 
     COGITAVE_DATA=../shared/data .venv/bin/python bench/docs_quality.py [--build-only] [--write]
 
-Builds (once, cached in ``bench/.cache/docs_quality/``) the FastAPI docs, the Hugo docs and
-this project's own docs with ``read_markdown`` and the default encoder, then runs each
-question set of ``bench/questions/`` through bm25, dense, hybrid and planned and prints MRR,
-Hit@1/3/5, nDCG@5 over page URLs (top 5 hits as returned) and the answer size in tokens
-(characters / 4 of the compact JSON of those 5 hits), plus the per-query wins and losses of
-planned against hybrid. ``--write`` replaces their section of ``bench/RESULTS.md``.
+Builds (once, cached in ``bench/.cache/docs_quality/``) the FastAPI docs, the Hugo docs, this
+project's own docs, Vite's and React's docs (``bench/.cache/sources/vite/docs`` and
+``bench/.cache/sources/react.dev``, checked out from github.com/vitejs/vite and
+github.com/reactjs/react.dev) and Python 3.11's (Debian's ``python3.11-doc``, read from its
+``_sources``) with ``read_markdown`` and the default encoder; a tree that is missing is
+skipped. Then runs each question set of ``bench/questions/`` through bm25, dense, hybrid and
+planned and prints MRR, Hit@1/3/5, nDCG@5 over page URLs (top 5 hits as returned) and the
+answer size in tokens (characters / 4 of the compact JSON of those 5 hits), plus the
+per-query wins and losses of planned against hybrid. Grouped by page (as ``docs_search``),
+each system's ``docs_search`` Markdown answer at the default budget is read too: the share of
+questions whose answer holds every ``must_contain`` string, the median hits it shows and the
+mean tokens it takes. ``--write`` replaces their section of ``bench/RESULTS.md``.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from cogitave.eval.docs import (
     METRICS,
     UrlScore,
     collection_search,
+    docs_answer,
     evaluate_questions,
     read_url_questions,
 )
@@ -36,7 +43,11 @@ HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache" / "docs_quality"
 QUESTIONS = HERE / "questions"
 SYSTEMS = ("bm25", "dense", "hybrid", "planned")
-HEAD = "| system | MRR | Hit@1 | Hit@3 | Hit@5 | nDCG@5 | answer tokens |"
+HEAD = (
+    "| system | MRR | Hit@1 | Hit@3 | Hit@5 | nDCG@5 | answer tokens "
+    "| must-contain | hits shown | tokens read |"
+)
+SUMMARY = "| set | questions | system | MRR | nDCG@5 | must-contain | hits shown | tokens read |"
 # The ranking without the page-aware stage: every node competes, no grouping, no demotion.
 BEFORE = {
     "group_by_page": False,
@@ -45,12 +56,21 @@ BEFORE = {
 }
 
 
+SOURCES = HERE / ".cache" / "sources"
+PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")  # Debian's python3.11-doc
+# Where a tree's pages are served when the tree does not say (a built Sphinx tree).
+BASE_URLS = {"python": "https://docs.python.org/3.11/"}
+
+
 def trees(data: Path) -> dict[str, Path]:
     """Collection name -> docs tree (its question set is ``bench/questions/<name>.jsonl``)."""
     return {
         "fastapi": data / "docs_fastapi",
         "hugo": data / "docs_hugo",
         "cogitave": HERE.parent,
+        "vite": SOURCES / "vite" / "docs",
+        "react": SOURCES / "react.dev",
+        "python": PYTHON_DOCS,
     }
 
 
@@ -63,7 +83,7 @@ def build(name: str, tree: Path, *, rebuild: bool = False) -> Collection:
     if path.exists():
         shutil.rmtree(path)
     t0 = time.perf_counter()
-    batch = read_markdown(tree)
+    batch = read_markdown(tree, base_url=BASE_URLS.get(name))
     col = Collection.create(path, batch.schema)
     col.add(batch.nodes)
     col.publish()
@@ -99,9 +119,16 @@ def main() -> None:
         "Questions written from reading each docs tree (`bench/questions/`); 2 = the page "
         "that answers, 1 = a useful page. MRR and Hit@k count answering pages, nDCG@5 both "
         "grades, over the top 5 hits as returned, mapped to pages (a page counts once, at "
-        "its first hit). Answer tokens: characters / 4 of those 5 hits as compact JSON.",
+        "its first hit). Answer tokens: characters / 4 of those 5 hits as compact JSON. "
+        "What an agent reads, for the systems grouped by page: the `docs_search` Markdown "
+        "answer at its default budget (2,000 tokens, 10 hits); must-contain is the share of "
+        "questions whose answer holds every `must_contain` string of the question "
+        "(case-insensitive), hits shown the median hits the answer shows, tokens read its "
+        "mean size (characters / 4).",
         "",
     ]
+    sections: list[str] = []
+    summary = [SUMMARY, "|---" * 8 + "|"]
     for name, tree in trees(args.data).items():
         if (wanted and name not in wanted) or not tree.exists():
             continue
@@ -112,26 +139,65 @@ def main() -> None:
         }
         plain = {s: evaluate_questions(s, qs, collection_search(col, s)) for s in SYSTEMS}
         after = {
-            s: evaluate_questions(s, qs, collection_search(col, s, group_by_page=True))
+            s: evaluate_questions(
+                s, qs, collection_search(col, s, group_by_page=True), answer=docs_answer(col, s)
+            )
             for s in SYSTEMS
         }
-        out += [f"### {name}: {len(qs)} questions, {len(col)} nodes\n", HEAD, "|---" * 7 + "|"]
-        out += [row(s, f"{s.system}: before (every node, no grouping)") for s in before.values()]
-        out += [row(s, f"{s.system}: default (no nav/source, demotions)") for s in plain.values()]
-        out += [row(s, f"{s.system}: grouped by page (docs_search)") for s in after.values()]
-        out += ["", *wins(after["planned"], before["planned"], "grouped", "before")]
-        out += ["", *wins(after["hybrid"], before["hybrid"], "grouped", "before")]
-        out += ["", *wins(before["planned"], before["hybrid"], "before", "before")]
-        out += ["", *wins(after["planned"], after["hybrid"], "grouped", "grouped"), ""]
+        print(f"{name}: {len(qs)} questions scored", flush=True)
+        summary += [brief(name, len(qs), after[s]) for s in ("planned", "hybrid")]
+        sections += [f"### {name}: {len(qs)} questions, {len(col)} nodes\n", HEAD]
+        sections.append("|---" * 10 + "|")
+        sections += [
+            row(s, f"{s.system}: before (every node, no grouping)") for s in before.values()
+        ]
+        sections += [
+            row(s, f"{s.system}: default (no nav/source, demotions)") for s in plain.values()
+        ]
+        sections += [row(s, f"{s.system}: grouped by page (docs_search)") for s in after.values()]
+        sections += ["", *missed(after["planned"])]
+        sections += ["", *wins(after["planned"], before["planned"], "grouped", "before")]
+        sections += ["", *wins(after["hybrid"], before["hybrid"], "grouped", "before")]
+        sections += ["", *wins(before["planned"], before["hybrid"], "before", "before")]
+        sections += ["", *wins(after["planned"], after["hybrid"], "grouped", "grouped"), ""]
+    out += ["### Every set: docs_search, grouped by page\n", *summary, "", *sections]
     text = "\n".join(out) + "\n"
     print(text)
     if args.write:
         write_section("docs_quality", text)
 
 
+def read_cells(s: UrlScore) -> str:
+    """Must-contain rate, median hits shown and mean tokens read of the answers ("-": unread)."""
+    r = s.read
+    if r is None:
+        return "- | - | -"
+    rate = "-" if r.contains is None else f"{r.contains:.3f}"
+    return f"{rate} | {r.shown:g} | {r.tokens:.0f}"
+
+
+def brief(name: str, n: int, s: UrlScore) -> str:
+    """One row of the summary: a set's ranking and what an agent reads of it."""
+    return (
+        f"| {name} | {n} | {s.system} | {s.metrics['mrr']:.3f} | {s.metrics['ndcg@5']:.3f} "
+        f"| {read_cells(s)} |"
+    )
+
+
+def missed(s: UrlScore) -> list[str]:
+    """The questions whose answer lacks a ``must_contain`` string, with what it lacks."""
+    lines = [
+        f"- `{o.qid}` lacks {', '.join(f'`{m}`' for m in o.read.missing)} "
+        f"(top: `{o.pages[0] if o.pages else '-'}`)"
+        for o in s.outcomes
+        if o.read is not None and o.read.missing
+    ]
+    return [f"{s.system} grouped: {len(lines)} answers lack a must_contain string.", *lines]
+
+
 def row(s: UrlScore, label: str | None = None) -> str:
     cells = " | ".join(f"{s.metrics[m]:.3f}" for m in METRICS)
-    return f"| {label or s.system} | {cells} | {s.tokens:.0f} |"
+    return f"| {label or s.system} | {cells} | {s.tokens:.0f} | {read_cells(s)} |"
 
 
 def wins(a: UrlScore, b: UrlScore, la: str = "", lb: str = "") -> list[str]:
