@@ -126,14 +126,13 @@ def evaluate_systems(
 ) -> list[SystemScore] | list[UrlScore]:
     """Every system of ``systems`` (all the reader runs: empty) on a query set: judged
     (``fmt`` beir, cranfield, smart: nDCG@10, recall@100, MRR@10) or graded by page URL
-    (``urls``: MRR, Hit@k, nDCG@5 over pages; ``group_by_page`` as docs_search)."""
+    (``urls``: MRR, Hit@k, nDCG@5 over pages, ``group_by_page`` as docs_search, and what the
+    docs_search answer of each question holds)."""
     names = list(systems) or list(reader.systems())
     if fmt == "urls":
-        from cogitave.eval.docs import collection_search, evaluate_questions, read_url_questions
+        from cogitave.eval.docs import evaluate_url_systems
 
-        qs = read_url_questions(queries)
-        opts = {"group_by_page": True} if group_by_page else {}
-        return [evaluate_questions(n, qs, collection_search(reader, n, **opts)) for n in names]
+        return evaluate_url_systems(reader, queries, names, group_by_page=group_by_page)
     if qrels is None:
         raise InputError(f"--format {fmt} needs --qrels")
     return run_systems(reader, names, *read_judged(fmt, queries, qrels))

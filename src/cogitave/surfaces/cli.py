@@ -377,18 +377,12 @@ def eval_(
     """nDCG@10, recall@100 and MRR@10 of each system; with URL-graded questions (``--format
     urls``) MRR, Hit@1/3/5 and nDCG@5 over the pages of the top 5 hits, answer tokens, and of
     the docs_search answer: the share holding every must_contain, hits shown, tokens read."""
-    from cogitave.eval.docs import evaluate_url_systems
     from cogitave.eval.run import evaluate_systems
 
     reader = indexing.open_reader(collection, ray=ray)
     names = [s.strip() for s in systems.split(",") if s.strip()]
     fmt = fmt or ("beir" if qrels is not None else "urls")
-    if fmt == "urls":
-        scores = evaluate_url_systems(
-            reader, queries, names or list(reader.systems()), group_by_page=group_by_page
-        )
-    else:
-        scores = evaluate_systems(reader, fmt, queries, qrels, names)
+    scores = evaluate_systems(reader, fmt, queries, qrels, names, group_by_page=group_by_page)
     if as_json:
         sys.stdout.write(json.dumps({"systems": {s.system: s.to_dict() for s in scores}}) + "\n")
         return
