@@ -11,7 +11,22 @@ from cogitave.service.clean import clean_block, demote, html_table
 @pytest.mark.parametrize(
     ("block", "want"),
     [
-        ('```Python hl_lines="1 3" title="main.py"\nimport a\n```', "```Python\nimport a\n```"),
+        (
+            '```Python hl_lines="1 3" title="main.py"\nimport a\n```',
+            '```Python title="main.py"\nimport a\n```',
+        ),
+        (
+            '```go-html-template {file="layouts/x.html" copy=true}\n{{ . }}\n```',
+            '```go-html-template title="layouts/x.html"\n{{ . }}\n```',
+        ),
+        (
+            "```js [vite.config.js]\nexport default {}\n```",
+            '```js title="vite.config.js"\nexport default {}\n```',
+        ),
+        (
+            "| a    |  b |\n| :--- | --:|\n| one  | two \\| three |",
+            "| a | b |\n|:---|---:|\n| one | two \\| three |",
+        ),
         ("```\ncode\n```", "```\ncode\n```"),
         ('<div class="termy">\n\n$ pip install x\n\n</div>', "$ pip install x"),
         ('Look: <img src="/a.png" alt="the flow" class="x">.', "Look: (image: the flow)."),

@@ -64,3 +64,44 @@ def test_no_answer_passes_its_budget_or_breaks_a_fence() -> None:
         assert estimate_tokens(text) <= budget, budget
         assert all(b.count("```") % 2 == 0 for b in blocks(text))
         assert cut.max_tokens == budget
+
+
+def _one(content: str) -> list[tuple[Hit, Node]]:
+    hit = Hit(uid="p", rank=1, score=1.0, kind="section", title="Page", snippet="",
+              url="https://d.dev/p/")  # fmt: skip
+    return [(hit, Node(uid="p", kind="section", dims={"title": "Page"}, content=content))]
+
+
+def test_a_word_rare_in_the_hit_brings_its_subsection_and_code() -> None:
+    common = "\n\n".join(
+        f"A path parameter is declared in the path, example {i}." for i in range(12)
+    )
+    content = "\n\n".join(
+        [
+            "# Path parameters",
+            common,
+            "## Numbers: greater than",
+            "Constraints on numbers.",
+            "It is written as follows:",
+            "```python\nitem_id: Annotated[int, Path(gt=0)]\n```",
+            common,
+        ]
+    )
+    text, cut = search_markdown("a path parameter greater than zero", _one(content), 300)
+    assert "Path(gt=0)" in text  # under the heading with "greater", led in by its prose
+    assert cut.omitted_blocks > 0
+
+
+def test_a_large_table_keeps_its_header_and_the_rows_that_answer() -> None:
+    rows = [f"| `--flag{i}` | Option number {i} of the command |" for i in range(40)]
+    rows[17] = "| `--strictPort` | Exit if the port is already in use |"
+    table = "\n".join(["| Options | |", "| --- | --- |", *rows])
+    text, cut = search_markdown("fail when the port is in use", _one(table), 300)
+    assert "| Options | |\n|---|---|\n| `--strictPort` |" in text
+    assert "--flag3 " not in text and "| … |" in text and cut.omitted_blocks >= 1
+
+
+def test_an_admonition_marker_is_never_shown_alone() -> None:
+    content = "\n\n".join(["/// note", "Unrelated remark.", "///", "Set the port to 8000."])
+    text, _ = search_markdown("port", _one(content), 120)
+    assert "Set the port" in text and "///" not in text

@@ -4,9 +4,11 @@ A docs page's Markdown carries things a browser renders and a model only pays to
 raw HTML wrappers (``<div class="termy">``), images, HTML tables, fence attributes
 (```` ```python hl_lines="3" title="main.py" ````). :func:`clean_block` turns one Markdown
 block into what it says: wrappers dropped (their text kept), images as their alt text, an HTML
-table as a Markdown table, a fence line with its language only; the lines inside a code fence
-are never touched. :func:`demote` puts a block's heading below a given level, so the headings
-inside one hit of an answer never read as the start of another hit.
+table as a Markdown table without the padding that aligns its columns, a fence line with its
+language and the file it shows only (```` ```python title="main.py" ````: the file name is
+often what a question asks); the lines inside a code fence are never touched. :func:`demote`
+puts a block's heading below a given level, so the headings inside one hit of an answer never
+read as the start of another hit.
 """
 
 from __future__ import annotations
@@ -15,6 +17,12 @@ import re
 from html.parser import HTMLParser
 
 _FENCE_LINE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([\w+#.-]*)[^\n]*$")
+_FILE_ATTR = re.compile(
+    r"""\b(?:title|file|filename|name)\s*=\s*(?:"([^"]+)"|'([^']+)'|([^\s}"']+))"""
+    r"|\[([^\]\s]+)\]"
+)
+"""The file a fence shows: MkDocs and Docusaurus ``title="main.py"``, Hugo
+``{file="layouts/x.html"}``, VitePress ``[vite.config.js]``."""
 _MD_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _HTML_IMAGE = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
 _ALT = re.compile(r"""\balt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
@@ -26,18 +34,54 @@ _WRAPPER = re.compile(
 )
 _HEADING = re.compile(r"^(#{1,6})(\s)")
 _BLANKS = re.compile(r"\n{3,}")
+_PADDING = re.compile(r"(?<=\S) {2,}(?=\|)|(?<=\|) {2,}")
 
 
 def clean_block(block: str) -> str:
     """One Markdown block as an agent should read it (see the module doc)."""
-    if m := _FENCE_LINE.match(block.split("\n", 1)[0]):
+    first = block.split("\n", 1)[0]
+    if m := _FENCE_LINE.match(first):
         _, _, rest = block.partition("\n")
-        return f"{m.group(1)}{m.group(2)}{m.group(3)}\n{rest}" if rest else block
+        if not rest:
+            return block
+        named = _FILE_ATTR.search(first, m.end(3))
+        name = next((g for g in named.groups() if g), "") if named else ""
+        title = f' title="{name}"' if name and '"' not in name else ""
+        return f"{m.group(1)}{m.group(2)}{m.group(3)}{title}\n{rest}"
     out = _TABLE.sub(lambda t: html_table(t.group(0)), block)
     out = _HTML_IMAGE.sub(_alt_text, out)
     out = _MD_IMAGE.sub(lambda m: f"(image: {m.group(1)})" if m.group(1).strip() else "", out)
     out = _WRAPPER.sub("", out)
-    return _BLANKS.sub("\n\n", out).strip()
+    out = _BLANKS.sub("\n\n", out).strip()
+    return compact_table(out) if is_table(out) else out
+
+
+def is_table(block: str) -> bool:
+    """Whether a block is a Markdown table (every line a row, the second its rule)."""
+    lines = block.split("\n")
+    return (
+        len(lines) >= 2
+        and all(ln.lstrip().startswith("|") for ln in lines)
+        and set(lines[1].replace("|", "").strip()) <= set("-: ")
+    )
+
+
+def compact_table(block: str) -> str:
+    """A Markdown table without the padding that aligns its columns in a text editor: the
+    spaces cost tokens and say nothing (``|  a   |`` -> ``| a |``, rules ``|---|``)."""
+    lines = block.split("\n")
+    cells = [c.strip() for c in lines[1].strip().strip("|").split("|")]
+    rule = (
+        "|"
+        + "|".join(
+            (":" if c.startswith(":") else "") + "---" + (":" if c.endswith(":") else "")
+            for c in cells
+        )
+        + "|"
+    )
+    return "\n".join(
+        [_PADDING.sub(" ", lines[0]), rule, *(_PADDING.sub(" ", ln) for ln in lines[2:])]
+    )
 
 
 def _alt_text(m: re.Match[str]) -> str:

@@ -22,7 +22,7 @@ from cogitave.expand import analysis
 from cogitave.expand.lexicon import FUNCTION_WORDS
 from cogitave.nodes import Node
 from cogitave.query.types import Hit
-from cogitave.service.clean import clean_block, demote
+from cogitave.service.clean import clean_block, demote, is_table
 
 CHARS_PER_TOKEN = 4
 MIN_TOKENS = 100
@@ -203,8 +203,8 @@ def search_markdown(
         if left < head_t + MORE_TOKENS:
             omitted_blocks += sum(len(node_blocks(nd)) for _, nd in entries[i:])
             break
-        to_show = max(1, min(n, SHARED_BY) - shown)
-        share = left / to_show
+        rest = [1.0 / (r + 1) for r in range(shown, min(n, SHARED_BY))] or [1.0]
+        share = left * rest[0] / sum(rest)
         if i == 0:
             share = max(share, LEAD_SHARE * budget) if lead else share
         room = int(share) - head_t - MORE_TOKENS
@@ -237,34 +237,98 @@ def search_markdown(
     )
 
 
+_HEADING = re.compile(r"^(#{1,6})\s")
+_WRAPPER = re.compile(r"^(///|:::|!!!|\?\?\?)[^\n]*$")
+"""A block that only opens or closes an admonition (``/// note``, ``:::tip``, ``!!! warning``):
+never chosen on its own, it would stand empty around text left out."""
+
+
 def _answering(
     blocks_: Sequence[str], terms: set[str], room: int, hard: int
 ) -> tuple[list[str], int]:
-    """The blocks of a hit that fit ``room`` tokens, most answering first (the query's stems
-    they hold, a heading's at half; a code block that names one, then the hit's opening
-    block, ahead of equals),
-    shown in their own order; and how many were left out. When none fits, the best one is
-    shown if it fits ``hard`` (what is left of the whole budget) and is no larger than twice
-    ``room``, so a hit is rarely a bare heading."""
-    scored = []
+    """The blocks of a hit that fit ``room`` tokens, most answering first, shown in their own
+    order; and how many were left out.
+
+    A block scores the query's stems it holds, each weighted by how few of the hit's blocks
+    hold it (``log(1 + blocks / blocks holding it)``): in a page about path parameters
+    "path" is everywhere and "greater" marks the one section that answers. A heading scores
+    half its stems and lends half its score to every block under it (to the next heading of
+    its level or above), so the text and code of the answering subsection come with it. A
+    code block scores at least what the prose leading to it scores (since the last heading or
+code block: "you can type:"), and the
+    hit's opening block and a code block that holds a stem get a little ahead of equals.
+    When none fits, the best one is shown if it fits ``hard`` (what is left of the whole
+    budget) and is no larger than twice ``room``, so a hit is rarely a bare heading."""
+    blocks_ = [_rows_answering(b, terms, room) for b in blocks_]
+    n = len(blocks_)
+    held = [terms & set(analysis.stems(b)) if terms else set() for b in blocks_]
+    df: dict[str, int] = {}
+    for h in held:
+        for t in h:
+            df[t] = df.get(t, 0) + 1
+    weight = {t: math.log1p(n / c) for t, c in df.items()}
+    own = [sum(weight[t] for t in h) for h in held]
+    score = [0.0] * n
+    under: list[tuple[int, float]] = []  # the open headings: (level, score)
     for j, b in enumerate(blocks_):
-        hits = float(len(terms & set(analysis.stems(b)))) if terms else 0.0
-        if b.startswith("#"):
-            hits /= 2  # a heading without the text under it answers little
-        bonus = (0.5 if hits and _FENCE.match(b) else 0.0) + (0.25 if j == 0 else 0.0)
-        scored.append((hits + bonus, j, estimate_tokens(b) + 1))
+        m = _HEADING.match(b)
+        if m:
+            level = len(m.group(1))
+            while under and under[-1][0] >= level:
+                under.pop()
+            score[j] = own[j] / 2
+            under.append((level, own[j] / 2))
+        else:
+            score[j] = own[j] + max((sc for _, sc in under), default=0.0) / 2
+    lead = 0.0  # the best prose since the last heading or code block
+    for j, b in enumerate(blocks_):
+        if _FENCE.match(b):
+            score[j] = max(score[j], lead) + (0.5 if own[j] else 0.0)
+            lead = 0.0
+        elif _HEADING.match(b):
+            lead = 0.0
+        else:
+            lead = max(lead, score[j])
+    if n:
+        score[0] += 0.25
+    first_code = next((j for j, b in enumerate(blocks_) if _FENCE.match(b)), None)
+    if first_code is not None:
+        score[first_code] += 0.25  # the hit's first example, as its opening block
+    scored = [
+        (sc, j, estimate_tokens(b) + 1)
+        for j, (sc, b) in enumerate(zip(score, blocks_, strict=True))
+        if not _WRAPPER.match(b)
+    ]
     keep: set[int] = set()
     used = 0
-    for score, j, t in sorted(scored, key=lambda x: (-x[0], x[1])):
-        if used + t <= room and (score > 0 or not keep or used + t <= room // 2):
+    for sc, j, t in sorted(scored, key=lambda x: (-x[0], x[1])):
+        if used + t <= room and (sc > 0 or not keep or used + t <= room // 2):
             keep.add(j)
             used += t
-    if not keep and blocks_:
+    if not keep and scored:
         best = min(scored, key=lambda x: (-x[0], x[1]))
         if best[2] <= min(max(room, 0) * 2, hard):
             keep.add(best[1])
     chosen = [b for j, b in enumerate(blocks_) if j in keep]
-    return chosen, len(blocks_) - len(chosen)
+    cut_rows = sum(b.endswith(_MORE_ROWS) for b in chosen)
+    return chosen, len(blocks_) - len(chosen) + cut_rows
+
+
+_MORE_ROWS = "| … |"
+
+
+def _rows_answering(block: str, terms: set[str], room: int) -> str:
+    """A table larger than ``room`` tokens as its header and the rows that hold the query's
+    stems (``| … |`` marks the rows left out); any other block as it is. A 20-row options
+    table is one block: whole, it crowds out the rest of the hit, or is left out for the one
+    row that answers."""
+    if estimate_tokens(block) <= room or not terms or not is_table(block):
+        return block
+    head, rule, *rows = block.split("\n")
+    kept = [r for r in rows if terms & set(analysis.stems(r))]
+    if not kept or len(kept) == len(rows):
+        return block
+    return "\n".join([head, rule, *kept, _MORE_ROWS])
 
 
 def page_markdown(
