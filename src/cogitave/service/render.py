@@ -247,18 +247,18 @@ def _answering(
     blocks_: Sequence[str], terms: set[str], room: int, hard: int
 ) -> tuple[list[str], int]:
     """The blocks of a hit that fit ``room`` tokens, most answering first, shown in their own
-    order; and how many were left out.
+        order; and how many were left out.
 
-    A block scores the query's stems it holds, each weighted by how few of the hit's blocks
-    hold it (``log(1 + blocks / blocks holding it)``): in a page about path parameters
-    "path" is everywhere and "greater" marks the one section that answers. A heading scores
-    half its stems and lends half its score to every block under it (to the next heading of
-    its level or above), so the text and code of the answering subsection come with it. A
-    code block scores at least what the prose leading to it scores (since the last heading or
-code block: "you can type:"), and the
-    hit's opening block and a code block that holds a stem get a little ahead of equals.
-    When none fits, the best one is shown if it fits ``hard`` (what is left of the whole
-    budget) and is no larger than twice ``room``, so a hit is rarely a bare heading."""
+        A block scores the query's stems it holds, each weighted by how few of the hit's blocks
+        hold it (``log(1 + blocks / blocks holding it)``): in a page about path parameters
+        "path" is everywhere and "greater" marks the one section that answers. A heading scores
+        half its stems and lends half its score to every block under it (to the next heading of
+        its level or above), so the text and code of the answering subsection come with it. A
+        code block scores at least what the prose leading to it scores (since the last heading or
+    code block: "you can type:"), and the
+        hit's opening block and a code block that holds a stem get a little ahead of equals.
+        When none fits, the best one is shown if it fits ``hard`` (what is left of the whole
+        budget) and is no larger than twice ``room``, so a hit is rarely a bare heading."""
     blocks_ = [_rows_answering(b, terms, room) for b in blocks_]
     n = len(blocks_)
     held = [terms & set(analysis.stems(b)) if terms else set() for b in blocks_]
