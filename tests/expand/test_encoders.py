@@ -385,3 +385,15 @@ def test_hybrid_encodes_on_the_worker_beside_bm25(
     a.threads.clear()
     col.search(SearchRequest(query="alpha beta unseen words", mode="hybrid"))
     assert a.threads and all(t.startswith("cogitave-encode") for t in a.threads)
+
+
+def test_index_takes_the_encoder_of_a_new_collection_only(
+    two_encoders: tuple[Recording, Recording], tmp_path: Path
+) -> None:
+    a, b = two_encoders
+    docs = Path(__file__).parents[1] / "fixtures" / "docs"
+    path = str(tmp_path / "c")
+    run_cli("index", str(docs), "--collection", path, "--encoder", a.name, "--quiet")
+    assert Collection.open(path).snapshot.encoder_name == a.name
+    res = run_cli("index", str(docs), "--collection", path, "--encoder", b.name, ok=False)
+    assert res.returncode != 0 and "not comparable" in res.stderr

