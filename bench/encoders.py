@@ -68,8 +68,11 @@ def wins_losses(a: dict[str, float], b: dict[str, float]) -> tuple[int, int, int
     return wins, losses, len(a) - wins - losses
 
 
-def quality(sets: list[str], data: Path) -> tuple[list[str], dict[str, dict[str, float]]]:
-    """Table lines, and per set the planned / hybrid score of each encoder."""
+def quality(
+    sets: list[str], data: Path, fresh: bool = False
+) -> tuple[list[str], dict[str, dict[str, float]]]:
+    """Table lines, and per set each system's delta (bge - MiniLM); a set measured before is
+    read from ``bench/.cache/encoders-<set>.json`` unless ``fresh``."""
     lines = [
         "| set | metric | system | MiniLM | bge-small | delta | bge wins | losses | ties |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -80,6 +83,13 @@ def quality(sets: list[str], data: Path) -> tuple[list[str], dict[str, dict[str,
             paths = {k: ir_collection(name, v) for k, v in ENCODERS.items()}
         else:
             paths = {k: docs_collection(name, v) for k, v in ENCODERS.items()}
+        done = HERE / ".cache" / f"encoders-{name}.json"
+        if done.is_file() and not fresh:  # measured before (delete the file to measure again)
+            saved = json.loads(done.read_text())
+            lines += saved["lines"]
+            scores[name] = saved["scores"]
+            continue
+        mark = len(lines)
         missing = [str(p) for p in paths.values() if not Collection.exists(p)]
         if missing:
             lines.append(f"| {name} | skipped: no {', '.join(missing)} |||||||| ")
@@ -119,6 +129,7 @@ def quality(sets: list[str], data: Path) -> tuple[list[str], dict[str, dict[str,
                 )
                 print(lines[-1], flush=True)
         print(f"{name}: {time.perf_counter() - t0:.0f} s, {load()}", flush=True)
+        done.write_text(json.dumps({"lines": lines[mark:], "scores": scores[name]}))
     return lines, scores
 
 
@@ -218,6 +229,10 @@ def main() -> None:
     ap.add_argument("--sets", default=",".join([*IR_SETS, *DOCS_SETS]))
     ap.add_argument("--quality", action="store_true")
     ap.add_argument("--speed", action="store_true")
+    ap.add_argument("--fresh", action="store_true", help="measure sets measured before again")
+    ap.add_argument(
+        "--append", type=Path, default=None, help="a markdown file added to the section's end"
+    )
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     do_quality = args.quality or not args.speed
@@ -226,11 +241,14 @@ def main() -> None:
     out += [machine_line(), "", "`.venv/bin/python bench/encoders.py --write`.", ""]
     if do_quality:
         start = load()
-        lines, scores = quality([s for s in args.sets.split(",") if s], args.data)
+        sets = [s for s in args.sets.split(",") if s]
+        lines, scores = quality(sets, args.data, args.fresh)
         out += [f"### Quality ({start} at the start, {load()} at the end)", "", *lines, ""]
         out += [*rule(scores), ""]
     if do_speed:
         out += ["### Encoding speed", "", *speed(args.data, 1), "", *speed(args.data, None), ""]
+    if args.append is not None:
+        out += [args.append.read_text().strip("\n"), ""]
     text = "\n".join(out) + "\n"
     print(text)
     if args.write:
