@@ -21,7 +21,7 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from tests.expand.test_embed import SHORT, TOPK_QUERY_TEXTS, fixed_texts, text_key
+from tests.expand.helpers import SHORT, TOPK_QUERY_TEXTS, fixed_texts, text_key
 
 REFERENCE_FILE = Path(__file__).with_name("bge_small_reference.npz")
 QUERY_PREFIX = "Represent this sentence for searching relevant passages: "

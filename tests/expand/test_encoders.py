@@ -29,10 +29,10 @@ from cogitave.expand.embed import (
 )
 from cogitave.expand.models import BGE_SMALL, MINILM
 from tests.conftest import SCHEMA, make_nodes
+from tests.expand.helpers import REFERENCE_FILE as MINILM_REFERENCE
+from tests.expand.helpers import fixed_texts, text_key
 from tests.expand.make_bge_reference import QUERY_PREFIX, query_texts
 from tests.expand.make_bge_reference import REFERENCE_FILE as BGE_REFERENCE
-from tests.expand.test_embed import REFERENCE_FILE as MINILM_REFERENCE
-from tests.expand.test_embed import fixed_texts, text_key
 from tests.helpers import run_cli
 
 PARITY = 0.99
