@@ -106,6 +106,33 @@ def test_bge_queries_carry_the_prefix_documents_do_not(bge: OnnxBgeSmallEncoder)
     assert float(bge.encode_queries([q])[0] @ bge.encode([q])[0]) < 0.999
 
 
+def test_a_bge_collection_searches_with_prefixed_queries_and_its_own_vectors(
+    bge: OnnxBgeSmallEncoder, tmp_path: Path
+) -> None:
+    # End to end, what a docs comparison between the two encoders rests on: the dense leg of a
+    # bge collection ranks its stored bge vectors (row i is node i's text, nothing carried over
+    # from another encoder) by cosine to the query with bge's prefix.
+    from cogitave.query.encoder import query_encoder
+    from cogitave.schema import WHOLE
+    from cogitave.texts import embed_texts
+
+    col = Collection.create(tmp_path / "c", SCHEMA, encoder="bge")
+    col.add(make_nodes(24))
+    col.publish()
+    port = col.port()
+    ids = np.arange(port.live_count, dtype=np.int64)
+    stored, _ = port.vectors_of(WHOLE, ids)
+    texts = [embed_texts(port.node(int(i)), SCHEMA)[WHOLE] for i in ids]
+    assert float((stored * bge.encode(texts)).sum(1).min()) >= PARITY
+    assert col.snapshot.manifest.text_vectors["encoder"] == BGE_SMALL.name
+    q = "alpha beta gamma"
+    got = col.search(SearchRequest(query=q, mode="dense", limit=5)).uids
+    prefixed = bge.encode_queries([q])[0]
+    np.testing.assert_allclose(query_encoder(BGE_SMALL.name).encode_queries([q])[0], prefixed)
+    best = [port.uid_of(int(i)) for i in np.argsort(-(stored @ prefixed))[:5]]
+    assert got[0] == best[0]
+
+
 def test_bge_truncates_at_512_tokens(bge: OnnxBgeSmallEncoder) -> None:
     long = "word " * 2000
     bge.warm()
