@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from _defaults import with_default_settings
 from _machine import machine_line, write_section
 from docs_quality import CACHE as DOCS_CACHE
 from docs_quality import QUESTIONS, cache_of
@@ -94,7 +95,11 @@ def quality(
         if missing:
             lines.append(f"| {name} | skipped: no {', '.join(missing)} |||||||| ")
             continue
-        cols = {k: Collection.open(p, encoder=ENCODERS[k]) for k, p in paths.items()}
+        # Measured under today's default settings, as every other bench is.
+        cols = {
+            k: with_default_settings(Collection.open(p, encoder=ENCODERS[k]))
+            for k, p in paths.items()
+        }
         t0 = time.perf_counter()
         if name in IR_SETS:
             qs, rels = queries(name, data / name)
