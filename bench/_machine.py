@@ -46,6 +46,7 @@ HISTORY = HERE / "history"
 SECTIONS = (
     "quality",
     "docs_quality",
+    "encoders",
     "settings_sweep",
     "facets",
     "docs_graph",

@@ -37,6 +37,7 @@ from cogitave.eval.docs import (
     evaluate_questions,
     read_url_questions,
 )
+from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
 from cogitave.ingest.docs import read_docs as read_markdown
 
 HERE = Path(__file__).resolve().parent
@@ -74,17 +75,27 @@ def trees(data: Path) -> dict[str, Path]:
     }
 
 
-def build(name: str, tree: Path, *, rebuild: bool = False) -> Collection:
-    """The cached collection of ``tree``, built with the default encoder when missing."""
-    path = CACHE / name
+def cache_of(encoder: str) -> Path:
+    """Where the collections of ``encoder`` are cached (the default's: ``docs_quality/``)."""
+    name = canonical_name(encoder)
+    if name == DEFAULT_ENCODER:
+        return CACHE
+    return CACHE.with_name(f"docs_quality-{name.split('/')[-1]}")
+
+
+def build(
+    name: str, tree: Path, *, rebuild: bool = False, encoder: str = DEFAULT_ENCODER
+) -> Collection:
+    """The cached collection of ``tree``, built with ``encoder`` when missing."""
+    path = cache_of(encoder) / name
     done = path / ".built"
     if done.is_file() and not rebuild:
-        return with_default_settings(Collection.open(path))
+        return with_default_settings(Collection.open(path, encoder=canonical_name(encoder)))
     if path.exists():
         shutil.rmtree(path)
     t0 = time.perf_counter()
     batch = read_markdown(tree, base_url=BASE_URLS.get(name))
-    col = Collection.create(path, batch.schema)
+    col = Collection.create(path, batch.schema, encoder=encoder)
     col.add(batch.nodes)
     col.publish()
     done.write_text(f"{len(batch.nodes)} nodes in {time.perf_counter() - t0:.0f} s\n")
@@ -99,6 +110,7 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated collections (default: all)")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--encoder", default=DEFAULT_ENCODER)
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     wanted = {s for s in args.only.split(",") if s}
@@ -108,7 +120,7 @@ def main() -> None:
         if not tree.exists():
             print(f"skip {name}: {tree} not found", file=sys.stderr)
             continue
-        build(name, tree, rebuild=args.rebuild)
+        build(name, tree, rebuild=args.rebuild, encoder=args.encoder)
     if args.build_only:
         return
     out = [
@@ -132,7 +144,7 @@ def main() -> None:
     for name, tree in trees(args.data).items():
         if (wanted and name not in wanted) or not tree.exists():
             continue
-        col = build(name, tree)
+        col = build(name, tree, encoder=args.encoder)
         qs = read_url_questions(QUESTIONS / f"{name}.jsonl")
         before = {
             s: evaluate_questions(s, qs, collection_search(col, s, **BEFORE)) for s in SYSTEMS

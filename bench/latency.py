@@ -58,6 +58,7 @@ from cogitave.expand import analysis
 from cogitave.expand.embed import (
     DEFAULT_ENCODER,
     OnnxMiniLMEncoder,
+    encode_queries,
     get_encoder,
     register_encoder,
 )
@@ -109,8 +110,8 @@ class HashedBowEncoder:
         batch_size: int = 8,
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
-        if self.cost_of is not None:
-            self.cost_of.encode(list(texts))
+        if self.cost_of is not None:  # only at query time: the query path (a prefix)
+            encode_queries(self.cost_of, list(texts))
         out = np.zeros((len(texts), self.dim), np.float32)
         for i, t in enumerate(texts):
             words = analysis.surface(t)
@@ -557,6 +558,12 @@ def main(argv: list[str] | None = None) -> None:
         help="scale run: documents embedded by a hashed bag-of-words stand-in (minutes, not "
         "hours); queries still pay the real encoder's time",
     )
+    ap.add_argument(
+        "--query-encoder",
+        default=DEFAULT_ENCODER,
+        help="with --proxy-encoder: the encoder whose query time every query pays (its graph: "
+        "COGITAVE_ENCODER_GRAPH=shipped for the shipped one)",
+    )
     ap.add_argument("--data", default=None, help="folder holding scifact/ (BEIR): adds SciFact")
     ap.add_argument(
         "--scifact-collection",
@@ -584,8 +591,8 @@ def main(argv: list[str] | None = None) -> None:
             print(json.dumps(b, indent=1))
             return
         if args.proxy_encoder:  # queries: stand-in vectors, real encoder time
-            real = OnnxMiniLMEncoder()
-            real.warm()
+            real = get_encoder(args.query_encoder)
+            encode_queries(real, ["warm up"])
             register_encoder(PROXY_ENCODER, lambda: HashedBowEncoder(cost_of=real))
         if args.root:
             col = Collection.open(path, args.root)

@@ -40,6 +40,7 @@ from cogitave.eval import cranfield
 from cogitave.eval.metrics import evaluate
 from cogitave.eval.run import fit_query, run_systems
 from cogitave.expand import analysis
+from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
 from cogitave.ingest import beir, smart
 from cogitave.query.fuse import rrf
 from cogitave.query.lens import LensResult
@@ -68,11 +69,14 @@ def source(name: str, data: Path, classic: Path) -> Path:
     return classic / name if name in CLASSIC else data / name
 
 
-def build(name: str, data: Path, cache: Path) -> tuple[Collection, dict]:
+def build(
+    name: str, data: Path, cache: Path, encoder: str = DEFAULT_ENCODER
+) -> tuple[Collection, dict]:
     path = cache / name
     meta_file = cache / f"{name}.build.json"
     if Collection.exists(path) and meta_file.is_file():
-        return with_default_settings(Collection.open(path)), json.loads(meta_file.read_text())
+        col = Collection.open(path, encoder=canonical_name(encoder))
+        return with_default_settings(col), json.loads(meta_file.read_text())
     if name == "scifact":
         batch = beir.read_beir(data)
     elif name == "cranfield":
@@ -80,11 +84,12 @@ def build(name: str, data: Path, cache: Path) -> tuple[Collection, dict]:
     else:
         batch = smart.read_corpus(data)
     t0 = time.perf_counter()
-    col = Collection.create(path, batch.schema)
+    col = Collection.create(path, batch.schema, encoder=encoder)
     col.add(batch.nodes)
     col.publish()
     secs = time.perf_counter() - t0
     meta = {
+        "encoder": canonical_name(encoder),
         "nodes": len(batch.nodes),
         "seconds": round(secs, 1),
         "nodes_per_s": round(len(batch.nodes) / secs, 1),
@@ -160,6 +165,7 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=HERE / ".cache")
     ap.add_argument("--classic", type=Path, default=HERE / ".cache" / "collections")
     ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--encoder", default=DEFAULT_ENCODER, help="the encoder of new builds")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -175,10 +181,10 @@ def main() -> None:
             skipped.append(f"{name} (no {src})")
             print(f"skipping {name}: no {src}", flush=True)
             continue
-        col, meta = build(name, src, args.cache)
+        col, meta = build(name, src, args.cache, args.encoder)
         builds.append(
             f"{name}: {meta['nodes']} nodes in {meta['seconds']} s "
-            f"({meta['nodes_per_s']} nodes/s, default encoder, all vectors)"
+            f"({meta['nodes_per_s']} nodes/s, {col.snapshot.encoder_name}, all vectors)"
         )
         qs, rels = queries(name, src)
         run_systems(col, ["planned"], dict(list(qs.items())[:20]), rels)  # warm caches

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from cogitave.config import Settings
 from cogitave.errors import ConflictError, EncoderError, NotFoundError
-from cogitave.expand.embed import DEFAULT_ENCODER, load_encoder
+from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name, check_identity, load_encoder
 from cogitave.nodes import Node
-from cogitave.publish import Progress, Published, configure, empty_manifest, publish
+from cogitave.publish import Progress, Published, configure, empty_manifest, publish, reembed
 from cogitave.publish import sync as sync_source
 from cogitave.query.types import SearchRequest, SearchResponse
 from cogitave.reader import Reader
@@ -142,11 +142,13 @@ class Collection(Reader):
             raise NotFoundError(f"no collection at {store.path}")
         col = cls(store, root)
         have = col.snapshot.encoder_name
-        if encoder is not None and encoder != have:
+        if encoder is not None and canonical_name(encoder) != have:
             raise EncoderError(
                 f"collection {store.path} was built with encoder {have!r}, not {encoder!r}; "
-                "vectors of different encoders are not comparable"
+                "vectors of different encoders are not comparable (cogitave settings --set "
+                "encoder=NAME re-embeds it)"
             )
+        check_identity(col.snapshot.manifest.encoder, f"collection {store.path}")
         return col
 
     @classmethod
@@ -268,6 +270,23 @@ class Collection(Reader):
         rid = publish(self.store, [], [], progress=progress, retention=retention, compact=True)
         self._move(rid)
         return rid
+
+    def reembed(
+        self,
+        encoder: str,
+        progress: Progress | None = None,
+        *,
+        retention: int = DEFAULT_RETENTION,
+    ) -> tuple[str, bool]:
+        """Make ``encoder`` the collection's: publish HEAD again with every live node embedded
+        by it (:func:`cogitave.publish.reembed`; nothing reused from the old encoder, never
+        two encoders' vectors in one root). Staged changes stay staged. Returns (root id,
+        whether a root was written: not when HEAD already has that encoder). Readers of the
+        new root embed their queries with the new encoder; older roots keep theirs."""
+        self._forget_old_roots(retention)
+        rid, changed = reembed(self.store, encoder, progress=progress, retention=retention)
+        self._move(rid)
+        return rid, changed
 
     # -- following HEAD -----------------------------------------------------------------------
     def _head_stat(self) -> tuple[int, int, int] | None:

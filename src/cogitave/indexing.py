@@ -55,6 +55,9 @@ class SourceSpec:
     """Its version (None: read from the docs, else ``latest``)."""
     replace: bool = False
     """Index a library version already indexed from another source over it."""
+    encoder: str | None = None
+    """The sentence encoder of a new collection (None: the default); an existing collection
+    keeps its own, and naming another one is refused (``reembed`` moves a collection)."""
 
     @property
     def source_id(self) -> str:
@@ -186,6 +189,7 @@ def index(
     root. ``on_read`` sees the batch before the long embedding step (the ingest report)."""
     from cogitave.collection import Collection
     from cogitave.distributed.layout import is_sharded
+    from cogitave.expand.embed import DEFAULT_ENCODER
 
     check_folder(spec.collection)
     from cogitave.libraries.packs import is_pack
@@ -202,7 +206,9 @@ def index(
     report = str(getattr(batch, "report", "") or "")
     skipped = tuple(batch.problems)
     if shards is not None or ray is not None or is_sharded(spec.collection):
-        roots = _index_sharded(batch, spec.collection, shards, ray, embed_actors, progress)
+        roots = _index_sharded(
+            batch, spec.collection, shards, ray, embed_actors, progress, spec.encoder
+        )
         return IndexResult(
             spec.source_id,
             len(batch.nodes),
@@ -214,9 +220,13 @@ def index(
             report,
         )
     if Collection.exists(spec.collection):
-        col = Collection.open(spec.collection)
+        col = Collection.open(spec.collection, encoder=spec.encoder)
     else:
-        col = Collection.create(spec.collection, batch.schema)  # type: ignore[arg-type]
+        col = Collection.create(
+            spec.collection,
+            batch.schema,  # type: ignore[arg-type]
+            encoder=spec.encoder or DEFAULT_ENCODER,
+        )
     res = col.sync(spec.source_id, batch.nodes, add_only=spec.add_only, progress=progress)
     return IndexResult(
         spec.source_id, len(batch.nodes), skipped, len(col), col.root, res, None, report
@@ -231,6 +241,8 @@ def _index_library(
     ``latest``. A docs tree that holds several versions (a versioned Docusaurus site) gives
     every one of them, each a library version of its own, unless ``version`` picks one."""
     from cogitave.collection import Collection
+    from cogitave.errors import EncoderError
+    from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
     from cogitave.ingest.sources import doc_versions
     from cogitave.libraries.collection import LibraryCollection
     from cogitave.libraries.layout import is_library_collection
@@ -249,7 +261,12 @@ def _index_library(
     if not held:
         todo = [(version, None)]
     lib = LibraryCollection.open(path) if is_library_collection(path) else None
-    lib = lib or LibraryCollection.create(path)
+    lib = lib or LibraryCollection.create(path, encoder=spec.encoder or DEFAULT_ENCODER)
+    if spec.encoder and lib.manifest.encoder != canonical_name(spec.encoder):
+        raise EncoderError(
+            f"{path} embeds with {lib.manifest.encoder!r}, not {spec.encoder!r}: the libraries "
+            "of a collection share one encoder"
+        )
     results: list[IndexResult] = []
     for label, docs_version in todo:
         batch = read(spec, docs_version)
@@ -292,6 +309,27 @@ def _import_pack(spec: SourceSpec, progress: Progress | None) -> IndexResult:
     return IndexResult(str(spec.source), e.nodes, (), e.nodes, e.root, library=e.ref)
 
 
+def reembed(path: Path, encoder: str, progress: Progress | None = None) -> tuple[str, bool]:
+    """Move the plain collection at ``path`` to ``encoder``: a new root whose every vector is
+    that encoder's (:meth:`Collection.reembed`). (root id, whether a root was written)."""
+    from cogitave.distributed.layout import is_sharded
+    from cogitave.expand.embed import load_encoder
+    from cogitave.libraries.layout import is_library_collection
+
+    load_encoder(encoder)  # an unknown or uninstalled encoder fails before any work
+    if is_sharded(path):
+        raise InputError(
+            f"{path} is sharded: re-embedding a sharded collection is not supported; index "
+            "its sources into a new collection with --shards N --encoder NAME"
+        )
+    if is_library_collection(path):
+        raise InputError(
+            f"{path} holds libraries: re-embedding a collection of libraries is not "
+            "supported; index the libraries into a new collection with --encoder NAME"
+        )
+    return open_collection(path).reembed(encoder, progress)
+
+
 def export_pack(path: Path, ref: str, out: Path) -> Any:
     """Write library version ``ref`` of the collection at ``path`` to the pack file ``out``."""
     from cogitave.libraries.collection import LibraryCollection
@@ -323,12 +361,13 @@ def _index_sharded(
     ray: str | None,
     actors: int,
     progress: Progress | None,
+    encoder: str | None = None,
 ) -> list[str]:
     """Create or sync a sharded collection (on Ray with ``ray``): the shard root ids."""
     from cogitave.collection import Collection
     from cogitave.distributed.build import build_sharded
     from cogitave.distributed.layout import is_sharded
-    from cogitave.expand.embed import DEFAULT_ENCODER
+    from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
 
     if Collection.exists(collection) and not is_sharded(collection):
         raise InputError(f"{collection} is an ordinary collection; shard into a new directory")
@@ -341,7 +380,7 @@ def _index_sharded(
         batch.nodes,
         batch.schema,
         shards=shards,
-        encoder=DEFAULT_ENCODER,
+        encoder=canonical_name(encoder) if encoder else DEFAULT_ENCODER,
         use_ray=ray is not None,
         embed_actors=actors,
         progress=progress,

@@ -28,7 +28,13 @@ import numpy as np
 
 from cogitave.config import Settings
 from cogitave.errors import CorruptionError, EncoderError, SchemaError
-from cogitave.expand.embed import Encoder, load_encoder
+from cogitave.expand.embed import (
+    Encoder,
+    check_identity,
+    encoder_identity,
+    load_encoder,
+    same_encoder,
+)
 from cogitave.expand.stats import CorpusStats, StatsBuilder
 from cogitave.nodes import Node
 from cogitave.schema import Schema
@@ -59,7 +65,7 @@ def empty_manifest(
         schema.to_dict(),
         schema.hash(),
         (settings or Settings()).to_dict(),
-        (encoder.name, encoder.dim) if encoder else None,
+        encoder_identity(encoder) if encoder else None,
     )
 
 
@@ -161,6 +167,49 @@ def configure(store: RootStore, settings: Settings, retention: int = DEFAULT_RET
         store.set_head(rid)
         store.retain(retention)
         return rid
+
+
+def reembed(
+    store: RootStore,
+    encoder: str,
+    *,
+    progress: Progress | None = None,
+    retention: int = DEFAULT_RETENTION,
+) -> tuple[str, bool]:
+    """Publish HEAD again with ``encoder`` as the collection's encoder and every vector made
+    by it: all live nodes' texts are encoded anew (nothing is reused from another encoder:
+    the text -> vector cache starts empty), each dimension in one segment; nodes, indexes,
+    settings and sources are unchanged. One root never holds two encoders' vectors. Returns
+    (root id, whether a root was written): the encoder HEAD already has writes none."""
+    progress = progress or _noop
+    enc = load_encoder(encoder)
+    identity = encoder_identity(enc)
+    with store.writer_lock():
+        base_id, base = _base(store, None)
+        assert base_id is not None  # _base raised for a missing collection
+        if same_encoder(base.encoder, enc):
+            return base_id, False
+        schema = Schema.from_dict(base.schema)
+        table = NodeTable(store, base.segments, base.next_nid)
+        nids = np.flatnonzero(table.alive).astype(np.uint64)
+        nodes = [Node.from_record(table.record(int(n))) for n in nids.tolist()]
+        moved = base.with_(encoder=identity, vectors={}, text_vectors=None)
+        cache = TextVectors(store, None, enc.name)
+        vectors = _embed(
+            store, schema, moved, nodes, nids, table.alive, progress, cache, compact=True
+        )
+        manifest = moved.with_(
+            created=None, parent=base_id, vectors=vectors, text_vectors=cache.entry()
+        ).with_counts(
+            nodes=int(base.counts.get("nodes", len(nodes))),
+            edges=int(base.counts.get("edges", 0)),
+            vector_rows={d: sum(e["count"] for e in v) for d, v in vectors.items()},
+        )
+        store.check_objects(manifest)
+        rid = store.write_root(manifest)
+        store.set_head(rid)
+        store.retain(retention)
+        return rid, True
 
 
 def _base(store: RootStore, schema: Schema | None) -> tuple[str | None, Manifest]:
@@ -310,6 +359,7 @@ def _embed(
             rows = np.stack([given[t] for t in new]) if new else np.zeros((0, width))
             step(len(new))
             return rows.astype(np.float32)
+        check_identity(base.encoder, "this collection")
         encoder = load_encoder(name)  # loaded only when some text is new
         if encoder.dim != width:
             raise EncoderError(

@@ -46,8 +46,10 @@ needs_reference = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def encoder() -> OnnxMiniLMEncoder:
-    enc = get_encoder()
-    assert isinstance(enc, OnnxMiniLMEncoder)
+    """The float graph as shipped: the exact properties below (parity >= 0.995, a vector
+    independent of its batch) are its; the derived int8 graph the registry runs by default
+    is held to cosine >= 0.99 in test_encoders.py."""
+    enc = OnnxMiniLMEncoder(graph="shipped")
     enc.warm()
     return enc
 
@@ -210,7 +212,7 @@ def test_length_sorted_batches_restore_order(encoder: OnnxMiniLMEncoder) -> None
 
 @pytest.mark.parametrize(("batch_size", "workers"), [(4, 1), (7, 2), (64, 1)])
 def test_vector_does_not_depend_on_its_batch(batch_size: int, workers: int) -> None:
-    enc = OnnxMiniLMEncoder(intra_op_num_threads=1, workers=workers)
+    enc = OnnxMiniLMEncoder(intra_op_num_threads=1, workers=workers, graph="shipped")
     # Mixed lengths (1 to 256 tokens), more than one window of batches, shuffled.
     joined = [m + " " + s for m, s in zip(MEDIUM, SHORT, strict=False)]
     texts = [*SHORT, *MEDIUM, *LONG_PARAGRAPHS, *joined]

@@ -321,7 +321,8 @@ def test_compact_without_encoder(tmp_path):
 def test_encoder_is_recorded_and_must_match(tmp_path):
     col = Collection.create(tmp_path / "c", SCHEMA)
     spec = col.snapshot.manifest.encoder
-    assert spec == {"name": "sentence-transformers/all-MiniLM-L6-v2", "dim": 384}
+    assert spec is not None and spec["name"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert spec["dim"] == 384 and spec["pooling"] == "mean" and spec["max_length"] == 256
     Collection.open(tmp_path / "c", encoder=spec["name"])
     with pytest.raises(EncoderError, match="built with encoder"):
         Collection.open(tmp_path / "c", encoder="sentence-transformers:other-model")

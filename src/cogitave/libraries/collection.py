@@ -40,7 +40,7 @@ from cogitave.config import Settings
 from cogitave.distributed.shard import ShardServer
 from cogitave.distributed.view import LocalShard, ShardedView
 from cogitave.errors import ConflictError, CorruptionError, EncoderError, InputError, NotFoundError
-from cogitave.expand.embed import DEFAULT_ENCODER
+from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
 from cogitave.libraries import layout
 from cogitave.libraries.layout import LibrariesManifest, LibraryEntry, Pin, version_order
 from cogitave.libraries.names import library_key, resolve, split_ref
@@ -172,7 +172,8 @@ class LibraryCollection(Reader):
             raise InputError(f"{p} is a folder that holds other files, not a collection")
         p.mkdir(parents=True, exist_ok=True)
         with layout.writer_lock(p):
-            layout.write_manifest(p, LibrariesManifest(encoder=encoder))
+            name = canonical_name(encoder) if encoder else None
+            layout.write_manifest(p, LibrariesManifest(encoder=name))
         return cls(p)
 
     def _manifest_stat(self) -> tuple[int, int] | None:

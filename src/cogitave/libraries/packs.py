@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from cogitave.errors import ConflictError, CorruptionError, EncoderError, InputError
+from cogitave.expand.embed import check_identity
 from cogitave.libraries.layout import LibraryEntry
 from cogitave.store.manifest import Manifest
 from cogitave.store.roots import RootStore, atomic_write, is_root_id
@@ -161,6 +162,7 @@ def unpack(
         )
     if manifest.encoder_name != head["encoder"]:
         raise CorruptionError(f"{pack}: pack.json and the root disagree on the encoder")
+    check_identity(manifest.encoder, f"the pack {pack}")
     info = PackInfo(**{k: head[k] for k in PackInfo.__dataclass_fields__})
     return info, root_bytes
 

@@ -14,7 +14,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from cogitave.expand.embed import DEFAULT_BATCH_SIZE, Encoder, check_texts, load_encoder
+from cogitave.expand.embed import (
+    DEFAULT_BATCH_SIZE,
+    Encoder,
+    check_texts,
+    encode_queries,
+    load_encoder,
+)
 
 QUERY_CACHE_SIZE = 4096
 _QUERY_ENCODERS: dict[str, CachedQueryEncoder] = {}
@@ -54,7 +60,7 @@ class CachedQueryEncoder:
         misses = list(dict.fromkeys(t for t in items if t not in found))
         if misses:
             # Encoded outside the lock: a slow batch must not block cache hits elsewhere.
-            rows = self.encoder.encode(misses)
+            rows = encode_queries(self.encoder, misses)
             with self._lock:
                 for text, row in zip(misses, rows, strict=True):
                     row = row.copy()

@@ -6,7 +6,8 @@ explicitly routed dimension, the noise channels, and an exact lens per routed ex
 The encoder runs on a worker beside the BM25 lenses (:func:`~cogitave.query.lens.run_lenses`).
 
 ``hybrid``, ``bm25``, ``dense``: the plain legs over the whole node (or each listed dimension),
-the baselines the planner is measured against.
+the baselines the planner is measured against; ``hybrid`` encodes on the same worker while its
+BM25 legs run.
 
 Every lens gets the request's filter and ranks only the nodes it allows.
 """
@@ -39,14 +40,25 @@ def plain(ctx: QueryContext) -> list[LensResult]:
     depth = max(BM25_DEPTH, req.offset + req.limit)
     lenses: list[LensResult] = []
     dims = req.dimensions
-    if req.mode in ("bm25", "hybrid") and stems:
+    dense = req.mode in ("dense", "hybrid") and ctx.embed is not None
+    lexical = req.mode in ("bm25", "hybrid") and bool(stems)
+    # The query is encoded on a worker while this thread runs BM25: a hybrid query waits
+    # for the slower leg, not for both.
+    encoding = (
+        lens_mod.pool("encode").submit(_embed_timed, ctx, [req.query])
+        if dense and lexical
+        else None
+    )
+    if lexical:
         for d in dims or (WHOLE,):
             name = "bm25" if d == WHOLE else f"bm25:{d}"
             lenses.append(bm25_lens(port, name, d, stems, depth, where))
-    if req.mode in ("dense", "hybrid") and ctx.embed is not None:
-        t = time.perf_counter()
-        q = ctx.embed([req.query])[0]
-        ctx.embed_ms = ms_since(t)
+    if dense:
+        if encoding is not None:
+            mat, ctx.embed_ms = encoding.result()
+        else:
+            mat, ctx.embed_ms = _embed_timed(ctx, [req.query])
+        q = mat[0]
         have = port.vector_dims()
         for d in [d for d in dims if d in have] if dims else [WHOLE]:
             name = "dense" if d == WHOLE else f"dense:{d}"

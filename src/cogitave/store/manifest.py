@@ -8,7 +8,9 @@ SHA-256 of those bytes)::
     parent        the previous root's id (null in a collection's first root)
     schema        the schema (``Schema.to_dict``); schema_hash: its hash
     settings      the collection's settings (``Settings.to_dict``)
-    encoder       {"name", "dim"} of the sentence encoder, or null (BM25 only)
+    encoder       the sentence encoder's identity, or null (BM25 only): {"name", "dim"},
+                  and for a shipped model its pooling, max_length, query_prefix,
+                  document_prefix, model and tokenizer files (``expand/models.py``)
     lexical       {"files": tantivy file name -> object}
     segments      node segment entries, oldest first (``store/nodes.py``)
     next_nid      the next node id a publish hands out
@@ -94,9 +96,12 @@ class Manifest:
         schema: dict[str, Any],
         schema_hash: str,
         settings: dict[str, Any],
-        encoder: tuple[str, int] | None,
+        encoder: Mapping[str, Any] | tuple[str, int] | None,
     ) -> Manifest:
-        """A collection's first root: schema, settings, encoder (or none), no nodes."""
+        """A collection's first root: schema, settings, encoder (or none), no nodes.
+        ``encoder``: the encoder's identity (``EncoderSpec.identity``), or (name, width)."""
+        if isinstance(encoder, tuple):
+            encoder = {"name": encoder[0], "dim": encoder[1]}
         return cls(
             schema=schema,
             lexical_files={},
@@ -104,7 +109,7 @@ class Manifest:
             next_nid=0,
             parent=None,
             settings=settings,
-            encoder={"name": encoder[0], "dim": encoder[1]} if encoder else None,
+            encoder=dict(encoder) if encoder else None,
             schema_hash=schema_hash,
             counts={"nodes": 0, "edges": 0},
             absent=_FIRST_ROOT_ABSENT | {"format", "created"},

