@@ -27,6 +27,7 @@ from cogitave.surfaces.cli_options import (
     BaseUrlOpt,
     CollectionOpt,
     DebounceOpt,
+    EncoderOpt,
     FormatOpt,
     JsonOpt,
     LibrariesOpt,
@@ -117,14 +118,7 @@ def index(
     embed_actors: Annotated[
         int, typer.Option("--embed-actors", help="Encoder actors of a --ray build.")
     ] = 1,
-    encoder: Annotated[
-        str | None,
-        typer.Option(
-            "--encoder",
-            help="Sentence encoder of a new collection (cogitave encoders lists them); an "
-            "existing one keeps its own.",
-        ),
-    ] = None,
+    encoder: EncoderOpt = None,
 ) -> None:
     """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
     ones replaced, vanished ones deleted; nothing changed, no new root."""
@@ -245,33 +239,16 @@ def search(
     ] = False,
 ) -> None:
     """Search the collection."""
-    from cogitave.service import ops
     from cogitave.service.args import SearchArgs
 
     fmt = "json" if as_json else fmt
     if fmt not in SEARCH_FORMATS:
         raise InputError(f"--format must be one of {', '.join(SEARCH_FORMATS)}, not {fmt!r}")
-    given = {
-        "limit": limit,
-        "offset": offset,
-        "mode": mode,
-        "kind": kind or None,
-        "path_prefix": path_prefix,
-        "group_by_page": group_by_page,
-        "root": root,
-        "max_tokens": max_tokens,
-        "library": library or None,
-    }
+    given = {"limit": limit, "offset": offset, "mode": mode, "kind": kind or None,
+             "path_prefix": path_prefix, "group_by_page": group_by_page, "root": root,
+             "max_tokens": max_tokens, "library": library or None}  # fmt: skip
     args = SearchArgs(query, **{k: v for k, v in given.items() if v is not None})
-    reader = _reader(collection, project, ray=ray, partial=partial, root=root)
-    if fmt == "markdown":
-        sys.stdout.write(ops.docs_search(reader, args).markdown + "\n")
-        return
-    res = ops.search(reader, args)
-    if fmt == "json":
-        sys.stdout.write(json.dumps(res.to_dict(), ensure_ascii=False) + "\n")
-        return
-    print_results(res)
+    terminal.search(_reader(collection, project, ray=ray, partial=partial, root=root), args, fmt)
 
 
 @app.command()
@@ -333,19 +310,7 @@ def settings(
     every node is embedded again (a progress bar shows how long), in a new root."""
     from cogitave.service import ops
 
-    sets = list(set_ or ())
-    moves = [s.split("=", 1)[1].strip() for s in sets if s.split("=", 1)[0].strip() == "encoder"]
-    sets = [s for s in sets if s.split("=", 1)[0].strip() != "encoder"]
-    if len(set(moves)) > 1:
-        raise InputError(f"--set encoder= given {len(moves)} different encoders")
-    if moves:
-        target = moves[0].strip("\"'")
-        with progress_bar(not quiet and not as_json) as bar:
-            rid, moved = indexing.reembed(collection, target, bar)
-        if not as_json:
-            what = f"re-embedded in root {rid[:12]}" if moved else "unchanged"
-            name = indexing.open_collection(collection).snapshot.encoder_name
-            out.print(f"encoder of {collection}: {name} ({what})", markup=False)
+    sets = terminal.move_encoder(collection, list(set_ or ()), quiet=quiet, as_json=as_json)
     answer = ops.settings(indexing.open_collection(collection), sets, file)
     if as_json:
         sys.stdout.write(json.dumps(answer.settings.to_dict()) + "\n")
@@ -361,18 +326,13 @@ def settings(
 def encoders(as_json: JsonOpt = False) -> None:
     """The sentence encoders this installation can use: name, width, pooling, length, prefix,
     graph, licence."""
-    from cogitave.expand.embed import DEFAULT_ENCODER, encoder_rows
+    from cogitave.expand.embed import encoder_rows
 
     rows = encoder_rows()
     if as_json:
         sys.stdout.write(json.dumps(rows) + "\n")
         return
-    for r in rows:
-        mark = " (default)" if r["name"] == DEFAULT_ENCODER else ""
-        out.print(f"{r['name']}{mark}", markup=False)
-        for key in ("aliases", "dim", "pooling", "max_length", "query_prefix", "graph",
-                    "installed", "licence", "credit"):  # fmt: skip
-            out.print(f"  {key}: {r[key]}", markup=False, highlight=False)
+    terminal.print_encoders(rows)
 
 
 @app.command()

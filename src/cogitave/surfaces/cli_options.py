@@ -9,6 +9,14 @@ import typer
 
 from cogitave.indexing import FORMATS
 
+EncoderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--encoder",
+        help="Sentence encoder of a new collection (cogitave encoders lists them); an "
+        "existing one keeps its own.",
+    ),
+]
 CollectionOpt = Annotated[Path, typer.Option("--collection", "-c", help="Collection directory.")]
 RayOpt = Annotated[
     str | None,

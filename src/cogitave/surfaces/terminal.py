@@ -34,10 +34,14 @@ from rich.text import Text
 from cogitave.errors import CogitaveError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from cogitave.eval.docs import UrlScore
     from cogitave.eval.run import SystemScore
     from cogitave.indexing import IndexResult, SourceSpec
     from cogitave.query.types import Hit, SearchResponse
+    from cogitave.reader import Reader
+    from cogitave.service.args import SearchArgs
     from cogitave.store.roots import RootInfo
 
 PIPED_WIDTH = 4096
@@ -137,6 +141,21 @@ def sync_line(res: IndexResult) -> str:
     )
 
 
+def search(reader: Reader, args: SearchArgs, fmt: str) -> None:
+    """``cogitave search``: the answer as ``fmt`` (markdown: docs_search's text; json; text:
+    hits for a person)."""
+    from cogitave.service import ops
+
+    if fmt == "markdown":
+        sys.stdout.write(ops.docs_search(reader, args).markdown + "\n")
+        return
+    res = ops.search(reader, args)
+    if fmt == "json":
+        sys.stdout.write(json.dumps(res.to_dict(), ensure_ascii=False) + "\n")
+        return
+    print_results(res)
+
+
 def print_results(res: SearchResponse, hits: Sequence[Hit] | None = None) -> None:
     """Hits for a person: rank, breadcrumb (or title), where it lives, a readable snippet."""
     from cogitave.service.render import crumbs
@@ -186,6 +205,7 @@ def settings_lines(settings: dict[str, Any]) -> list[str]:
 
 def print_scores(scores: Sequence[SystemScore] | Sequence[UrlScore]) -> None:
     """One row per system: judged metrics and latency, or the URL-graded questions'."""
+
     from cogitave.eval.docs import UrlScore
     from cogitave.eval.run import SystemScore
 
@@ -315,3 +335,37 @@ def project_report(pins: Any) -> None:
         if d.library is not None:
             err.print(f"{d.package}: {d.library}@{d.version or '-'} ({d.match}: {d.reason})",
                       markup=False, highlight=False)  # fmt: skip
+
+
+def move_encoder(collection: Path, sets: list[str], *, quiet: bool, as_json: bool) -> list[str]:
+    """``settings --set encoder=NAME``: re-embed the collection with NAME (a progress bar, a
+    line saying where it went); returns the other settings to publish."""
+    from cogitave import indexing
+    from cogitave.errors import InputError
+
+    def key(s: str) -> str:
+        return s.split("=", 1)[0].strip()
+
+    moves = {s.split("=", 1)[1].strip().strip("\"'") for s in sets if key(s) == "encoder"}
+    if len(moves) > 1:
+        raise InputError(f"--set encoder= given {len(moves)} different encoders")
+    if moves:
+        with progress_bar(not quiet and not as_json) as bar:
+            rid, moved = indexing.reembed(collection, moves.pop(), bar)
+        if not as_json:
+            what = f"re-embedded in root {rid[:12]}" if moved else "unchanged"
+            name = indexing.open_collection(collection).snapshot.encoder_name
+            out.print(f"encoder of {collection}: {name} ({what})", markup=False)
+    return [s for s in sets if key(s) != "encoder"]
+
+
+def print_encoders(rows: Sequence[dict[str, Any]]) -> None:
+    """``cogitave encoders``: each encoder and what it is."""
+    from cogitave.expand.embed import DEFAULT_ENCODER
+
+    for r in rows:
+        mark = " (default)" if r["name"] == DEFAULT_ENCODER else ""
+        out.print(f"{r['name']}{mark}", markup=False)
+        for k in ("aliases", "dim", "pooling", "max_length", "query_prefix", "graph",
+                  "installed", "licence", "credit"):  # fmt: skip
+            out.print(f"  {k}: {r[k]}", markup=False, highlight=False)
