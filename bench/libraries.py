@@ -158,7 +158,7 @@ def main() -> None:
             x = evaluate_questions(system, qs, collection_search(lib, system, group_by_page=True))
             wrong = total = 0
             for q in qs:
-                res = lib.search(SearchRequest(query=q.text[:4096], limit=5, mode=system))
+                res = lib.search(SearchRequest(query=q.query[:4096], limit=5, mode=system))
                 total += min(5, len(res.results))
                 wrong += sum(1 for h in res.results[:5] if not h.library.startswith(name + "@"))
             out.append(
@@ -169,10 +169,10 @@ def main() -> None:
             )
         for q in qs:
             t = time.perf_counter()
-            lib.search(SearchRequest(query=q.text[:4096], libraries=(name,)))
+            lib.search(SearchRequest(query=q.query[:4096], libraries=(name,)))
             scoped_ms.append((time.perf_counter() - t) * 1e3)
             t = time.perf_counter()
-            lib.search(SearchRequest(query=q.text[:4096]))
+            lib.search(SearchRequest(query=q.query[:4096]))
             all_ms.append((time.perf_counter() - t) * 1e3)
     out += [
         "",
