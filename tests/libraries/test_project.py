@@ -1422,3 +1422,110 @@ def test_property_any_content_of_the_right_syntax_never_raises(data: dict) -> No
         result = read_project(Path(folder))
     assert all("\n" not in w for w in result.warnings)
     assert len(result.warnings) + len(result.files) == len(files)
+
+
+# --------------------------------------------------------------------------- workspaces
+
+UV_WORKSPACE_LOCK = """
+version = 1
+requires-python = ">=3.11"
+
+[manifest]
+members = ["app", "repo"]
+
+[[package]]
+name = "app"
+version = "0.1.0"
+source = { editable = "backend" }
+dependencies = [{ name = "fastapi" }]
+
+[[package]]
+name = "fastapi"
+version = "0.141.1"
+source = { registry = "https://pypi.org/simple" }
+"""
+
+BUN_LOCK = """
+{
+  "lockfileVersion": 1,
+  "workspaces": {
+    "": {
+      "name": "repo",
+    },
+    "frontend": {
+      "name": "frontend",
+      "dependencies": {
+        "react": "^19.2.0",
+        "@tanstack/react-query": "^5.100.0",
+        "ui": "workspace:*",
+      },
+    },
+  },
+  "packages": {
+    "react": ["react@19.2.8", "", {}, "sha512-x"],
+    "@tanstack/react-query": ["@tanstack/react-query@5.101.4", "", {}, "sha512-y"],
+    "ui": ["ui@workspace:packages/ui"],
+    "some-lib/react": ["react@18.3.1", "", {}, "sha512-z"],
+  },
+}
+"""
+
+
+ROOT_PYPROJECT = '[project]\nname = "repo"\n\n[tool.uv.workspace]\nmembers = ["backend"]\n'
+MEMBER_PYPROJECT = '[project]\nname = "app"\ndependencies = ["fastapi>=0.141"]\n'
+
+
+def test_workspace_members_give_the_dependencies_and_the_root_lockfiles_their_versions(
+    tmp_path: Path,
+) -> None:
+    """A uv workspace and a bun workspace (full-stack-fastapi-template's layout): the members'
+    manifests are read, the root lockfiles pin them, the members themselves are not
+    dependencies, and bun.lock's nested installs do not shadow the top-level one."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": ROOT_PYPROJECT,
+            "uv.lock": UV_WORKSPACE_LOCK,
+            "backend/pyproject.toml": MEMBER_PYPROJECT,
+            "package.json": json.dumps({"name": "repo", "workspaces": ["frontend", "packages/*"]}),
+            "frontend/package.json": json.dumps(
+                {
+                    "name": "frontend",
+                    "dependencies": {
+                        "react": "^19.2.0",
+                        "@tanstack/react-query": "^5.100.0",
+                        "ui": "workspace:*",
+                    },
+                }
+            ),
+            "packages/ui/package.json": json.dumps({"name": "ui", "dependencies": {}}),
+            "bun.lock": BUN_LOCK,
+        },
+    )
+    result = read_project(tmp_path)
+    assert result.warnings == ()
+    assert "backend/pyproject.toml" in result.files and "bun.lock" in result.files
+    deps = by_key(result)
+    assert set(deps) == {"fastapi", "react", "@tanstack/react-query"}
+    assert (deps["fastapi"].version, deps["fastapi"].source) == ("0.141.1", "uv.lock")
+    assert (deps["react"].version, deps["react"].source) == ("19.2.8", "bun.lock")
+    assert deps["@tanstack/react-query"].version == "5.101.4"
+
+
+def test_a_workspace_member_outside_the_project_is_not_read(tmp_path: Path) -> None:
+    outside = write(tmp_path / "elsewhere", {"package.json": json.dumps(
+        {"name": "x", "dependencies": {"left-pad": "1.3.0"}})})  # fmt: skip
+    project = tmp_path / "project"
+    write(project, {"package.json": json.dumps({"workspaces": ["../elsewhere", "linked"]})})
+    (project / "linked").symlink_to(outside, target_is_directory=True)
+    result = read_project(project)
+    assert result.dependencies == ()
+    assert any("leaves the project" in w for w in result.warnings)
+    assert any("outside the project" in w for w in result.warnings)
+
+
+def test_bun_lock_alone_reports_the_root_workspaces_dependencies(tmp_path: Path) -> None:
+    lock = BUN_LOCK.replace('"name": "repo",', '"name": "repo",\n"dependencies": {"react": "^19"},')
+    write(tmp_path, {"bun.lock": lock})
+    deps = by_key(read_project(tmp_path))
+    assert set(deps) == {"react"} and deps["react"].version == "19.2.8"

@@ -2,7 +2,10 @@
 fits the version a project uses.
 
 Reading (:func:`read_project`) looks at the files directly in the project folder, plus the files a
-``requirements*.txt`` includes with ``-r`` from inside the folder; nested projects are not read.
+``requirements*.txt`` includes with ``-r`` from inside the folder, plus the ``pyproject.toml`` and
+``package.json`` of each workspace member the root declares (uv ``[tool.uv.workspace]``, npm,
+yarn and bun ``workspaces``, ``pnpm-workspace.yaml``; members inside the folder only, the
+members' own packages are not dependencies); other nested projects are not read.
 
 Python manifests: ``pyproject.toml`` (PEP 621 ``[project] dependencies`` and
 ``optional-dependencies``, PEP 735 ``[dependency-groups]``, Poetry ``[tool.poetry.dependencies]``,
@@ -13,7 +16,7 @@ Python manifests: ``pyproject.toml`` (PEP 621 ``[project] dependencies`` and
 npm manifest: ``package.json`` (``dependencies``, ``optionalDependencies``, ``peerDependencies``,
 ``devDependencies``). npm lockfiles, in order: ``npm-shrinkwrap.json`` and ``package-lock.json``
 (v1 ``dependencies``, v2/v3 ``packages``), ``pnpm-lock.yaml`` (v6 to v9), ``yarn.lock`` (v1 and
-berry).
+berry), ``bun.lock``.
 
 How they combine, per ecosystem:
 
@@ -906,12 +909,106 @@ _PYTHON_LOCKS: tuple[tuple[str, Callable[[_Project, Path, str], None]], ...] = (
     ("pdm.lock", _read_pdm_lock),
     ("Pipfile.lock", _read_pipfile_lock),
 )
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+
+
+def _read_bun_lock(project: _Project, path: Path, rel: str) -> None:
+    """``bun.lock`` (bun's text lockfile: JSON with trailing commas): ``packages`` maps an
+    install path to ``["name@version", ...]``; top-level installs only (``a/b`` is ``b``
+    nested under ``a``, unless ``a`` is an ``@scope``). The root workspace (``workspaces['']``)
+    lists the direct dependencies when it declares any."""
+    data = json.loads(_TRAILING_COMMA.sub(r"\1", _text(path)))
+    if not isinstance(data, dict):
+        raise _Malformed("not a JSON object")
+    lock = _Lock(rel, "npm")
+    for where, entry in _opt_table(data, "packages", "").items():
+        nested = where.count("/") > (1 if where.startswith("@") else 0)
+        if nested or not isinstance(entry, list) or not entry or not isinstance(entry[0], str):
+            continue
+        name, version = _split_descriptor(entry[0])
+        if _EXACT_SEMVER.fullmatch(version):
+            lock.add(where.lower(), _Locked(name, version))
+    root = _opt_table(_opt_table(data, "workspaces", ""), "", "workspaces ")
+    direct = [
+        (install.lower(), str(spec), dev)
+        for section, dev in _NPM_SECTIONS
+        for install, spec in _opt_table(root, section, "the root workspace's ").items()
+    ]
+    if direct:
+        lock.direct = direct
+    project.locks.append(lock)
+
+
 _NPM_LOCKS: tuple[tuple[str, Callable[[_Project, Path, str], None]], ...] = (
     ("npm-shrinkwrap.json", _read_package_lock),
     ("package-lock.json", _read_package_lock),
     ("pnpm-lock.yaml", _read_pnpm_lock),
     ("yarn.lock", _read_yarn_lock),
+    ("bun.lock", _read_bun_lock),
 )
+MAX_MEMBERS = 200
+"""Workspace members read at most (a glob such as ``packages/*`` may match many folders)."""
+
+
+def _member_globs(folder: Path) -> tuple[list[str], list[str]]:
+    """The workspace member patterns the project's root declares, and those it excludes: uv
+    ``[tool.uv.workspace] members`` / ``exclude``, npm, yarn and bun ``workspaces`` (a list, or
+    ``{packages: [...]}``), pnpm ``pnpm-workspace.yaml`` ``packages`` (``!`` excludes). A file
+    that cannot be read gives none (its own reading warns)."""
+    include: list[str] = []
+    exclude: list[str] = []
+    try:
+        ws = _toml(folder / "pyproject.toml").get("tool", {}).get("uv", {}).get("workspace", {})
+        include += [m for m in ws.get("members", []) if isinstance(m, str)]
+        exclude += [m for m in ws.get("exclude", []) if isinstance(m, str)]
+    except (OSError, ValueError, TypeError, AttributeError, _Malformed):
+        pass
+    try:
+        spaces = _json(folder / "package.json").get("workspaces", [])
+        if isinstance(spaces, dict):
+            spaces = spaces.get("packages", [])
+        include += [m for m in spaces if isinstance(m, str)]
+    except (OSError, ValueError, TypeError, AttributeError, _Malformed):
+        pass
+    try:
+        pnpm = _yaml(_text(folder / "pnpm-workspace.yaml")).get("packages", [])
+        include += [m for m in pnpm if isinstance(m, str) and not m.startswith("!")]
+        exclude += [m[1:] for m in pnpm if isinstance(m, str) and m.startswith("!")]
+    except (OSError, ValueError, TypeError, AttributeError, _Malformed, yaml.YAMLError):
+        pass
+    return include, exclude
+
+
+def _members(project: _Project) -> list[Path]:
+    """The workspace member folders inside the project (a pattern reaching outside it, or a
+    link to outside, is skipped with a warning)."""
+    include, exclude = _member_globs(project.root)
+    skip: set[Path] = set()
+    for pattern in exclude:
+        skip.update(p.resolve() for p in _glob(project, pattern))
+    out: list[Path] = []
+    for pattern in include:
+        for path in _glob(project, pattern):
+            real = path.resolve()
+            if real == project.real_root or real in skip or not path.is_dir():
+                continue
+            if not real.is_relative_to(project.real_root):
+                project.warn(project.rel(path), "workspace member outside the project: skipped")
+                continue
+            if real not in {p.resolve() for p in out}:
+                out.append(path)
+    if len(out) > MAX_MEMBERS:
+        project.warn("workspaces", f"{len(out)} members: the first {MAX_MEMBERS} read")
+    return sorted(out)[:MAX_MEMBERS]
+
+
+def _glob(project: _Project, pattern: str) -> list[Path]:
+    pattern = pattern.strip().rstrip("/")
+    if not pattern or pattern.startswith("/") or ".." in Path(pattern).parts:
+        if pattern:
+            project.warn("workspaces", f"member pattern {pattern!r} leaves the project: skipped")
+        return []
+    return list(project.root.glob(pattern))
 
 
 def read_project(folder: Path) -> ProjectDeps:
@@ -938,6 +1035,17 @@ def read_project(folder: Path) -> ProjectDeps:
     for name, reader in _PYTHON_LOCKS:
         project.read(name, reader)
     project.read("package.json", _read_package_json)
+    local: set[str] = set()  # the workspace's own packages: not dependencies
+    for member in _members(project):
+        for name, reader in (
+            ("pyproject.toml", _read_pyproject),
+            ("package.json", _read_package_json),
+        ):
+            path = member / name
+            if path.is_file():
+                project.read_path(path, reader)
+                local |= _package_names(path)
+    project.decls = [d for d in project.decls if normalise(d.name, d.ecosystem) not in local]
     for name, reader in _NPM_LOCKS:
         project.read(name, reader)
 
@@ -951,6 +1059,18 @@ def read_project(folder: Path) -> ProjectDeps:
             dependencies.extend(_locked_only(locks))
     dependencies.sort(key=lambda d: (d.ecosystem, d.key))
     return ProjectDeps(tuple(dependencies), tuple(project.files), tuple(project.warnings))
+
+
+def _package_names(path: Path) -> set[str]:
+    """The name a workspace member publishes (normalised), if its manifest gives one."""
+    try:
+        if path.name == "pyproject.toml":
+            name = _toml(path).get("project", {}).get("name")
+            return {normalise(name, "python")} if isinstance(name, str) else set()
+        name = _json(path).get("name")
+        return {normalise(name, "npm")} if isinstance(name, str) else set()
+    except (OSError, ValueError, TypeError, AttributeError, _Malformed):
+        return set()
 
 
 def _declared(decls: list[_Decl], locks: list[_Lock]) -> Iterator[Dependency]:
