@@ -267,15 +267,23 @@ def test_mcp_http_is_stateless_by_default(col: Collection) -> None:
         assert get.status_code == 405 and get.json()["error"]["code"] == "method_not_allowed"
 
 
-def test_mcp_http_sessions_are_capped_and_expire(col: Collection) -> None:
-    sessions = McpSessions(stateless=False, max_sessions=3, idle_timeout_s=0.3)
+def test_mcp_http_sessions_are_capped(col: Collection) -> None:
+    # an idle timeout far longer than the test: a slow machine expires nothing by accident
+    sessions = McpSessions(stateless=False, max_sessions=3, idle_timeout_s=600)
     app = create_app(col, mcp_sessions=sessions)
     with TestClient(app, base_url=BASE_URL) as c:
         codes = _initialize_many(c, 5)
         assert codes[:3] == [200] * 3 and codes[3:] == [503, 503]
         manager = app.state.mcp.server.session_manager
-        assert manager.max_sessions == 3 and manager.session_idle_timeout == 0.3
-        time.sleep(1.0)  # idle sessions are closed: room for new ones
+        assert manager.max_sessions == 3 and manager.session_idle_timeout == 600
+
+
+def test_mcp_http_idle_sessions_expire(col: Collection) -> None:
+    sessions = McpSessions(stateless=False, max_sessions=1, idle_timeout_s=0.3)
+    app = create_app(col, mcp_sessions=sessions)
+    with TestClient(app, base_url=BASE_URL) as c:
+        assert _initialize_many(c, 1) == [200]
+        time.sleep(1.5)  # the idle session is closed: room for a new one (else 503)
         assert _initialize_many(c, 1) == [200]
 
 
