@@ -26,17 +26,26 @@ from cogitave.surfaces.cli_options import (
     AllowOutsideOpt,
     BaseUrlOpt,
     CollectionOpt,
+    ConcurrencyOpt,
     DebounceOpt,
     EncoderOpt,
+    ExcludeOpt,
     FormatOpt,
+    IncludeOpt,
     JsonOpt,
+    LanguagesOpt,
     LibrariesOpt,
     LibraryOpt,
+    MaxFailuresOpt,
+    MaxPagesOpt,
     ProjectOpt,
     QuietOpt,
+    RateOpt,
     RayOpt,
+    RenderOpt,
     ReplaceOpt,
     SchemaOpt,
+    ScopeOpt,
     SkipBadOpt,
     SourceOpt,
     VersionOpt,
@@ -92,9 +101,56 @@ def _reader(collection: Path, project: Path | None, **kw: Any) -> Reader:
     return reader
 
 
+def _location(
+    text: str,
+    crawl: dict[str, Any] | None = None,
+    defaults: dict[str, Any] | None = None,
+) -> Any:
+    """The source the argument names: a path, a site (with its crawl options) or a git
+    repository; crawl options given for anything but a site are refused."""
+    from cogitave.ingest.remote import WebSource, locate
+    from cogitave.ingest.web.options import CrawlOptions, Manners
+
+    defaults = defaults or {}
+    given = {k: v for k, v in (crawl or {}).items() if k in defaults and v != defaults[k]}
+    where = locate(text)
+    if not isinstance(where, WebSource):
+        if given:
+            names = ", ".join("--" + k.replace("_", "-") for k in sorted(given))
+            raise InputError(f"{names}: options of a crawled site, and {text} is not a URL")
+        return where
+    c = crawl or {}
+    manners = Manners(concurrency=c["concurrency"], rate=c["rate"])
+    options = CrawlOptions(
+        scopes=tuple(c["scope"] or ()),
+        include=tuple(c["include"] or ()),
+        exclude=tuple(c["exclude"] or ()),
+        max_pages=c["max_pages"],
+        max_failures=c["max_failures"],
+        render=c["render"],
+        languages=c["all_languages"],
+        base_url=c["base_url"],
+        manners=manners,
+    )
+    return WebSource(text, options)
+
+
+CRAWL_DEFAULTS: dict[str, Any] = {
+    "scope": None, "include": None, "exclude": None, "max_pages": 10_000,
+    "max_failures": "10%", "render": "auto", "concurrency": 4, "rate": 10.0,
+    "all_languages": False,
+}  # fmt: skip
+
+
 @app.command()
 def index(
-    source: Annotated[Path, typer.Argument(help="File or folder to index.")],
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="File or folder, a docs site URL (https://...), or a git repository "
+            "(git+https://host/org/repo[@REF][#SUBDIR], a bare repository's path)."
+        ),
+    ],
     collection: CollectionOpt,
     fmt: FormatOpt = "auto",
     library: LibraryOpt = None,
@@ -119,10 +175,25 @@ def index(
         int, typer.Option("--embed-actors", help="Encoder actors of a --ray build.")
     ] = 1,
     encoder: EncoderOpt = None,
+    scope: ScopeOpt = None,
+    include: IncludeOpt = None,
+    exclude: ExcludeOpt = None,
+    max_pages: MaxPagesOpt = 10_000,
+    max_failures: MaxFailuresOpt = "10%",
+    render: RenderOpt = "auto",
+    concurrency: ConcurrencyOpt = 4,
+    rate: RateOpt = 10.0,
+    all_languages: LanguagesOpt = False,
 ) -> None:
     """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
-    ones replaced, vanished ones deleted; nothing changed, no new root."""
-    spec = SourceSpec(source, collection, fmt, schema, skip_bad, name, add_only, base_url,
+    ones replaced, vanished ones deleted; nothing changed, no new root. A site is crawled
+    (robots.txt, sitemaps, llms.txt, links; conditional requests on a re-sync), a git
+    repository cloned shallow into the cache."""
+    crawl = {"scope": scope, "include": include, "exclude": exclude, "max_pages": max_pages,
+             "max_failures": max_failures, "render": render, "concurrency": concurrency,
+             "rate": rate, "all_languages": all_languages}  # fmt: skip
+    where = _location(source, {**crawl, "base_url": base_url}, CRAWL_DEFAULTS)
+    spec = SourceSpec(where, collection, fmt, schema, skip_bad, name, add_only, base_url,
                       tuple(allow_outside or ()), library, version, replace,
                       encoder)  # fmt: skip
     terminal.index(spec, quiet, shards=shards, ray=ray, embed_actors=embed_actors)
@@ -132,7 +203,7 @@ def index(
 
 @app.command()
 def watch(
-    source: Annotated[Path, typer.Argument(help="File or folder to keep in sync.")],
+    source: Annotated[str, typer.Argument(help="File or folder to keep in sync.")],
     collection: CollectionOpt,
     fmt: FormatOpt = "auto",
     library: LibraryOpt = None,
@@ -146,7 +217,8 @@ def watch(
     debounce: DebounceOpt = 300,
 ) -> None:
     """Sync SOURCE now, then again after every burst of file changes (Ctrl-C stops)."""
-    spec = SourceSpec(source, collection, fmt, schema, skip_bad, name, add_only, base_url,
+    where = _location(source)
+    spec = SourceSpec(where, collection, fmt, schema, skip_bad, name, add_only, base_url,
                       tuple(allow_outside or ()), library, version)  # fmt: skip
     terminal.index(spec, quiet=True)
     terminal.watch(spec, debounce)

@@ -39,7 +39,11 @@ FormatOpt = Annotated[
 ]
 BaseUrlOpt = Annotated[
     str | None,
-    typer.Option("--base-url", help="Site URL that makes page URLs absolute (over config)."),
+    typer.Option(
+        "--base-url",
+        help="Site URL that makes page URLs absolute (over config); for a crawled site, the "
+        "public URL of the crawled prefix (a mirror, a local server).",
+    ),
 ]
 AllowOutsideOpt = Annotated[
     list[Path] | None,
@@ -79,4 +83,50 @@ ProjectOpt = Annotated[
     typer.Option(
         "--project", help="A project folder: read each library at the version its lockfile says."
     ),
+]
+
+# -- a crawled site (cogitave index URL) ------------------------------------------------------
+ScopeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--scope",
+        help="Site: a URL prefix to crawl (repeatable; default: the start page's folder).",
+    ),
+]
+IncludeOpt = Annotated[
+    list[str] | None,
+    typer.Option("--include", help="Site: only pages whose path below the prefix matches."),
+]
+ExcludeOpt = Annotated[
+    list[str] | None,
+    typer.Option("--exclude", help="Site: leave out pages whose path below the prefix matches."),
+]
+MaxPagesOpt = Annotated[
+    int, typer.Option("--max-pages", min=1, help="Site: the most URLs fetched (said if reached).")
+]
+MaxFailuresOpt = Annotated[
+    str,
+    typer.Option(
+        "--max-failures",
+        help="Site: failed URLs allowed, N or P% of those fetched; past it, exit 1 and "
+        "publish nothing.",
+    ),
+]
+RenderOpt = Annotated[
+    str,
+    typer.Option(
+        "--render",
+        help="Site: auto (the system's Chromium renders empty JavaScript pages) | never | always.",
+    ),
+]
+ConcurrencyOpt = Annotated[
+    int, typer.Option("--concurrency", min=1, max=64, help="Site: requests in flight per host.")
+]
+RateOpt = Annotated[
+    float,
+    typer.Option("--rate", min=0, help="Site: requests started per second per host (0: no limit)."),
+]
+LanguagesOpt = Annotated[
+    bool,
+    typer.Option("--all-languages", help="Site: crawl other languages' pages too (/fr/)."),
 ]

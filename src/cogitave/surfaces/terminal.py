@@ -288,10 +288,16 @@ def index(
 
     from cogitave import indexing
 
-    with progress_bar(not quiet) as bar:
-        res = indexing.index(
-            spec, progress=bar, on_read=read, shards=shards, ray=ray, embed_actors=embed_actors
-        )
+    try:
+        with progress_bar(not quiet) as bar:
+            res = indexing.index(
+                spec, progress=bar, on_read=read, shards=shards, ray=ray, embed_actors=embed_actors
+            )
+    except CogitaveError as e:
+        report = e.details.get("report")  # a failed crawl: what it did, before the error line
+        if isinstance(report, str):
+            err.print(report, markup=False)
+        raise
     for one in (res, *res.others):
         out.print(sync_line(one), markup=False, soft_wrap=True)
     return res
