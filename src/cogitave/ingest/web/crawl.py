@@ -178,6 +178,7 @@ class _Crawler:
             host = urlsplit(url).netloc
             raise IngestError(f"{self.text}: robots.txt of {host} disallows it for cogitave-query")
         old = self.previous.records.get(url) if self.previous else None
+        self.seen.add(url)
         res = await self.f.get(url, old.conditional() if old else None)
         if isinstance(res, Failure):
             raise IngestError(f"cannot fetch {self.text}: {res}")

@@ -54,14 +54,16 @@ GENERATORS = (
     Generator("docusaurus", (".theme-doc-markdown", "#__docusaurus"),
               (".theme-doc-markdown", "article .markdown", "article"),
               (".theme-doc-breadcrumbs a", "nav[aria-label='Breadcrumbs'] a")),
-    Generator("vitepress", (".VPDoc", ".vp-doc", "#VPContent"), (".vp-doc > div", ".vp-doc")),
+    Generator("vitepress", (".VPDoc", ".vp-doc", "#VPContent"), (".vp-doc > div", ".vp-doc"),
+              (".VPSidebarItem.has-active > .item .text",)),
     Generator("starlight", (".sl-markdown-content", "starlight-theme-select"),
               (".sl-markdown-content",)),
     Generator("docsy", (".td-content", ".td-main"), (".td-content",),
               ("ol.breadcrumb a", "nav[aria-label='breadcrumb'] a")),
     Generator("readthedocs", (".wy-nav-content", ".rst-content"),
               ("div[itemprop='articleBody']", ".rst-content div[role='main']", ".document"),
-              (".wy-breadcrumbs a", "div[role='navigation'] ul.wy-breadcrumbs a")),
+              (".wy-breadcrumbs li.breadcrumb-item a",
+               ".wy-breadcrumbs li:not(.wy-breadcrumbs-aside) a")),
     Generator("sphinx", ("div.sphinxsidebar", "div.bodywrapper", "link[rel='index']",
                          ".sphinxsidebarwrapper", "#furo-main-content", ".bd-article"),
               ("div[itemprop='articleBody']", "article[role='main']", ".bd-article",
@@ -94,6 +96,7 @@ CHROME = ", ".join((
     "div.toc", "div.contents.local", "nav.contents", ".VPDocFooter", ".vp-doc-footer",
     ".pager", ".sl-hidden", ".sr-only", ".visually-hidden", "[hidden]", ".viewcode-link",
     "span.lang", ".md-tags", ".skip-link", "#skip-to-content", ".nextra-breadcrumb",
+    ".td-page-meta__lastmod", "[class*='lastmod']", "[class*='last-updated']",
 ))  # fmt: skip
 NOT_ANSWERS = (
     (re.compile(r"(?:^|/)search(?:\.html?)?/?$"), "search"),
@@ -234,8 +237,8 @@ def _main_content(doc: HtmlElement) -> tuple[str, HtmlElement | None]:
         main = _first(doc, gen.main)
         if main is not None and _text(main).strip():
             return gen.name, main
-    main = _first(doc, ("main article", "article[role='main']", "[role='main']", "main"))
-    if main is not None and len(_text(main).strip()) >= SHELL_MAX_TEXT:
+    main = _first(doc, ("main article", "article[role='main']", "[role='main']", "main", "article"))
+    if main is not None and _text(main).strip():
         return "generic", main
     return "generic", None
 

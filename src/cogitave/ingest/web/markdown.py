@@ -50,6 +50,11 @@ _LANG_ALIASES = {
     "default": "text", "none": "text", "plaintext": "text", "txt": "text", "plain": "text",
     "js": "javascript", "ts": "typescript", "yml": "yaml",
 }  # fmt: skip
+CODE_LABELS = frozenset(
+    "python bash shell sh console javascript js typescript ts json yaml yml toml go rust java "  # noqa: SIM905
+    "kotlin swift c c++ cpp c# csharp ruby php html css scss sql jsx tsx text xml dockerfile "
+    "ini graphql".split()
+)
 _SPACE = re.compile(r"[ \t\r\n\f\v]+")
 _BR = "\x00"
 _LINE_START = re.compile(r"^(?:[#>+-]|=+|\d+[.)])(?=\s|$)")
@@ -93,6 +98,13 @@ def code_language(pre: HtmlElement) -> str:
             break
         candidates.append(parent)
         parent = parent.getparent()
+    prev = pre.getprevious() if pre.getprevious() is not None else None
+    parent = pre.getparent()
+    for before in (prev, parent.getprevious() if parent is not None else None):
+        if before is not None and isinstance(before.tag, str) and (word := code_label(before)):
+            candidates.append(before)
+            if not any(_marked(el) for el in candidates[:-1]):
+                return word
     for el in candidates:
         for attr in ("data-language", "data-lang", "lang"):
             value = (el.get(attr) or "").strip().lower()
@@ -104,6 +116,25 @@ def code_language(pre: HtmlElement) -> str:
                 value = m.group(1).lower()
                 return _LANG_ALIASES.get(value, value)
     return "text"
+
+
+def code_label(el: HtmlElement) -> str | None:
+    """The language an element names when it is the label a theme shows above a code block
+    (GitBook, some Hugo themes): one known language word right before a ``<pre>``."""
+    nxt = el.getnext()
+    while nxt is not None and not isinstance(nxt.tag, str):
+        nxt = nxt.getnext()
+    if nxt is None or el.tag == "pre" or (nxt.tag != "pre" and nxt.find(".//pre") is None):
+        return None
+    word = " ".join(_text(el).split()).lower()
+    return _LANG_ALIASES.get(word, word) if word in CODE_LABELS else None
+
+
+def _marked(el: HtmlElement) -> bool:
+    """Whether an element carries a language mark of its own."""
+    if any(el.get(a) for a in ("data-language", "data-lang")):
+        return True
+    return any(_LANG_CLASS.match(c) for c in (el.get("class") or "").split())
 
 
 def heading_anchor(h: HtmlElement) -> str:
@@ -183,7 +214,9 @@ class _Writer:
             run.append(_escape(el.text))
         for child in el:
             tag = child.tag.lower() if isinstance(child.tag, str) else ""
-            if tag and tag not in SKIP_TAGS:
+            if tag and code_label(child) is not None:
+                pass  # the language shown above a code block: the fence says it
+            elif tag and tag not in SKIP_TAGS:
                 if tag in BLOCK_TAGS or self._holds_blocks(child):
                     self._flush(run, out)
                     out.extend(self.block(child))
@@ -253,7 +286,10 @@ class _Writer:
         for li in el:
             if not isinstance(li.tag, str) or li.tag != "li":
                 continue
-            body = "\n\n".join(b for b in self.blocks(li) if b.strip())
+            body = ""
+            for b in (b for b in self.blocks(li) if b.strip()):
+                nested = re.match(r"(?:- |\d+\. )", b) is not None
+                body = f"{body}{chr(10) if nested else chr(10) * 2}{b}" if body else b
             marker = f"{n}. " if ordered else "- "
             lines = body.split("\n") if body else [""]
             pad = " " * len(marker)
@@ -349,6 +385,8 @@ class _Writer:
             return f"*{inner}*"
         if tag == "a":
             href = el.get("href")
+            if href and href.startswith("#") and not re.search(r"\w", inner):
+                return ""  # a heading's permalink icon (¶, #, an empty anchor)
             target = self.link(href) if href else None
             if target and inner:
                 return f"[{inner}]({_link_target(target)})"
