@@ -41,7 +41,7 @@ def site(**extra: Route) -> dict[str, Route]:
         "/fr/docs/": page("Accueil", f"<p>{PROSE}</p>", lang="fr"),
         "/sitemap.xml": Route(b"""<?xml version="1.0"?>
             <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
-            <url><loc>/docs/only-in-sitemap/</loc></url></urlset>""".replace(b"/docs", b"URL/docs")),
+            <url><loc>URL/docs/only-in-sitemap/</loc></url></urlset>"""),
         "/docs/llms.txt": Route(b"# Demo\n\n- [Llms page](only-in-llms/): listed here only\n",
                                 headers={"Content-Type": "text/plain"}),
     }  # fmt: skip
