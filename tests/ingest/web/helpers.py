@@ -204,6 +204,10 @@ MKDOCS_SOURCES: dict[str, str] = {
         site_url: https://gadgets.example.org/
         theme:
           name: material
+        markdown_extensions:
+          - attr_list
+          - toc:
+              permalink: true
         nav:
           - Home: index.md
           - Tutorial:

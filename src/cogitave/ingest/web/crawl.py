@@ -230,11 +230,10 @@ class _Crawler:
                     self._enqueue(page, "llms.txt")
         if llms_found or self.listed_md:
             await self._probe_twins()
-        start_rec = self.records.get(self.start) or next(iter(self.records.values()), None)
-        if start_rec and start_rec.page and start_rec.page.generator in ("sphinx", "readthedocs"):
-            res = await self._quiet_get(self.scope.prefix + "objects.inv")
-            if res is not None:
-                self.inventory = parse_inventory(res.body)
+        # Sphinx's inventory (one request; a site without one answers 404): api kinds
+        res = await self._quiet_get(self.scope.prefix + "objects.inv")
+        if res is not None:
+            self.inventory = parse_inventory(res.body)
 
     async def _sitemaps(self, todo: list[str]) -> None:
         read = 0

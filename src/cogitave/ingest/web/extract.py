@@ -306,16 +306,18 @@ def _sidebar_trail(doc: HtmlElement) -> list[tuple[str, str | None]]:
     """The groups above the sidebar's current link (``aria-current="page"``, Material's
     active link): each enclosing item's own label, top first."""
     current = doc.xpath(
-        "//a[@aria-current='page'] | //a[contains(@class,'md-nav__link--active')]"
-        " | //a[contains(@class,'menu__link--active')]"
+        "//a[@aria-current='page'] | //*[contains(@class,'md-nav__link--active')]"
+        " | //a[contains(@class,'menu__link--active')][not(contains(@class,'sublist'))]"
     )
     if not current:
         return []
     trail: list[tuple[str, str | None]] = []
-    for anc in current[0].iterancestors():
-        if anc.tag in ("nav", "aside", "body"):
+    here = current[-1]
+    for anc in here.iterancestors():
+        if anc.tag in ("aside", "body", "header"):
             break
-        if anc.tag not in ("li", "details") or current[0] in anc.xpath("./a"):
+        own = here.getparent() is anc or here.getparent().getparent() is anc
+        if anc.tag not in ("li", "details") or own:
             continue
         label = anc.xpath("./summary|./label|./a|./span|./button|./div/a|./div/span|./div/button")
         if label:

@@ -214,6 +214,8 @@ class _Writer:
             run.append(_escape(el.text))
         for child in el:
             tag = child.tag.lower() if isinstance(child.tag, str) else ""
+            if tag:
+                self._module_target(child)
             if tag and code_label(child) is not None:
                 pass  # the language shown above a code block: the fence says it
             elif tag and tag not in SKIP_TAGS:
@@ -226,6 +228,17 @@ class _Writer:
                 run.append(_escape(child.tail))
         self._flush(run, out)
         return out
+
+    def _module_target(self, el: HtmlElement) -> None:
+        """Sphinx's ``.. module::`` target (``id="module-x"`` on a ``<span class="target">``,
+        or on the page's ``<section>``): the module's ``api`` entry, as the reStructuredText
+        reader makes it."""
+        ident = el.get("id") or ""
+        if not ident.startswith("module-"):
+            return
+        name = ident.removeprefix("module-")
+        if name and all(part.isidentifier() for part in name.split(".")):
+            self.api.append(ApiFound(name, "module", "", ident, self.section, f"`module {name}`"))
 
     def _holds_blocks(self, el: HtmlElement) -> bool:
         """An inline element wrapping blocks (``<span><pre>``, ``<a><div>``)."""
