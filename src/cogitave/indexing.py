@@ -295,8 +295,11 @@ def _index_library(
     todo = [(spec.version, spec.version)] if spec.version else [(v, v) for v in released]
     if not held:
         todo = [(version, None)]
-    lib = LibraryCollection.open(path) if is_library_collection(path) else None
-    lib = lib or LibraryCollection.create(path, encoder=spec.encoder or DEFAULT_ENCODER)
+    # not ``or``: an empty collection of libraries has no length, and is falsy
+    if is_library_collection(path):
+        lib = LibraryCollection.open(path)
+    else:
+        lib = LibraryCollection.create(path, encoder=spec.encoder or DEFAULT_ENCODER)
     if spec.encoder and lib.manifest.encoder != canonical_name(spec.encoder):
         raise EncoderError(
             f"{path} embeds with {lib.manifest.encoder!r}, not {spec.encoder!r}: the libraries "
@@ -338,8 +341,11 @@ def _import_pack(spec: SourceSpec, progress: Progress | None) -> IndexResult:
     path = spec.collection
     if Collection.exists(path):
         raise InputError(f"{path} holds one library already: import packs into a new collection")
-    lib = LibraryCollection.open(path) if is_library_collection(path) else None
-    lib = lib or LibraryCollection.create(path)
+    # not ``or``: an empty collection of libraries has no length, and is falsy
+    if is_library_collection(path):
+        lib = LibraryCollection.open(path)
+    else:
+        lib = LibraryCollection.create(path)
     e = lib.import_pack(spec.path, replace=spec.replace, progress=progress)
     return IndexResult(str(spec.source), e.nodes, (), e.nodes, e.root, library=e.ref)
 
@@ -396,9 +402,11 @@ def fetch_repository(spec: SourceSpec, source: GitSource) -> SourceSpec:
     """The spec of a repository's checkout: cloned (shallow) into the cache, or fetched
     again when it is there; its commit and tag recorded as its origin."""
     from cogitave.ingest.clone import checkout
+    from cogitave.ingest.identity import tag_version
 
     got = checkout(source)
-    return replace(spec, source=got.path, origin=Origin(str(source), got.commit, got.tag))
+    tag = tag_version(got.tag) if got.tag else None
+    return replace(spec, source=got.path, origin=Origin(str(source), got.commit, tag))
 
 
 # -- a published site -------------------------------------------------------------------------
@@ -462,8 +470,11 @@ def _sync_site_library(
     named = crawl.site_name or (inv.project if inv else None)
     name = spec.library or named or site_name(crawl.start)
     version = spec.version or (inv.version if inv and inv.version else None) or "latest"
-    lib = LibraryCollection.open(path) if is_library_collection(path) else None
-    lib = lib or LibraryCollection.create(path)
+    # not ``or``: an empty collection of libraries has no length, and is falsy
+    if is_library_collection(path):
+        lib = LibraryCollection.open(path)
+    else:
+        lib = LibraryCollection.create(path)
     res = lib.sync_library(name, version, batch.nodes, schema=batch.schema,
                            source=spec.source_id, replace_source=spec.replace,
                            progress=progress, state=state, report=report)  # fmt: skip
