@@ -22,10 +22,13 @@ Past ``max_failures`` failed URLs (default 10% of those fetched) the crawl is a
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
+import os
 import re
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from protego import Protego
 
@@ -38,6 +41,7 @@ from cogitave.ingest.web.options import CrawlOptions
 from cogitave.ingest.web.render import RENDER_MODES, RenderError, find_browser, render
 from cogitave.ingest.web.report import CrawlReport
 from cogitave.ingest.web.scope import (
+    Naming,
     Resolver,
     Scope,
     addresses,
@@ -49,6 +53,8 @@ from cogitave.ingest.web.state import CrawlState, PageRecord, WebPage
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", ""})
 MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown", "text/plain"})
+POOL_AFTER = 50
+"""Pages extracted in the crawl's own process before worker processes take over."""
 MAX_RENDERS = 2
 """Browser renders at once (each is a Chromium process)."""
 Progress = Callable[[str, int, int], None]
@@ -148,6 +154,8 @@ class _Crawler:
             raise InputError("--render always needs Chromium (none found; set COGITAVE_CHROMIUM)")
         self.renders = asyncio.Semaphore(MAX_RENDERS)
         self.shells_unrendered = 0
+        self.extracted = 0
+        self.pool: ProcessPoolExecutor | None = None
         self.f: Fetcher
 
     # -- the crawl ---------------------------------------------------------------------------
@@ -165,6 +173,8 @@ class _Crawler:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
             self.report.requests, self.report.retried = self.f.requests, self.f.retried
+        if self.pool is not None:
+            self.pool.shutdown()
         self.report.seconds = time.monotonic() - began
         return self._finish()
 
@@ -244,7 +254,7 @@ class _Crawler:
             found = sitemap_urls(res.body) if res is not None else None
             if found is None:
                 continue
-            todo.extend(u for s in found.sitemaps if (u := self._canon(s, url, keep_host=True)))
+            todo.extend(u for s in found.sitemaps if (u := self._canon(s, url)))
             for loc in found.pages:
                 target = self._canon(loc, url)
                 if target is not None:
@@ -318,7 +328,7 @@ class _Crawler:
     async def _page(self, url: str, res: Response, *, start: bool = False) -> PageRecord | None:
         """The record of an HTML page: extracted (rendered first when it is a shell), its
         Markdown alternate read, or the reason it is not an answer."""
-        ex = extract(res.text(), url, self._link_for(url))
+        ex = await self._extract(res.text(), url)
         if ex is None:
             return None
         source = "html"
@@ -379,7 +389,7 @@ class _Crawler:
             except (RenderError, OSError) as e:
                 self.report.notes.append(f"could not render {url}: {e}")
                 return None
-        return extract(html, url, self._link_for(url))
+        return await self._extract(html, url)
 
     async def _markdown_of(self, url: str, ex: Extracted) -> str | None:
         """The page's Markdown alternate, when the site serves one (its ``<link>``, or the
@@ -460,48 +470,26 @@ class _Crawler:
         hosts = {urlsplit(p).netloc for p in self.scope.prefixes}
         return None if urlsplit(target).netloc in hosts else "scope"
 
-    def _canon(self, href: str | None, base: str, *, keep_host: bool = False) -> str | None:
-        """A link as the crawl names it: absolute, normalised, without its query, and a
-        public URL (``base_url``) mapped back to the crawled one."""
-        if not href or href.startswith(("#", "mailto:", "javascript:", "tel:", "data:")):
-            return None
-        url = normalize(href, base)
-        if url is None:
-            return None
-        parts = urlsplit(url)
-        url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
-        public = self.o.base_url
-        if public:
-            pub = normalize(public)
-            pub = pub if pub is None or pub.endswith("/") else pub + "/"
-            if pub and (url.startswith(pub) or url + "/" == pub):
-                url = self.scope.prefix + url[len(pub) :]
-        return url
+    @property
+    def naming(self) -> Naming:
+        return Naming(self.scope.prefixes, self.o.base_url)
 
-    def _link_for(self, page_url: str) -> Callable[[str], str | None]:
-        """How links of the page at ``page_url`` are written in its Markdown: absolute,
-        internal ones at their public URL."""
+    def _canon(self, href: str | None, base: str) -> str | None:
+        return self.naming.canon(href, base)
 
-        def link(href: str) -> str | None:
-            href = href.strip()
-            if href.startswith("#"):
-                return href if len(href) > 1 else None
-            full = urljoin(page_url, href)
-            fragment = urlsplit(full).fragment
-            target = self._canon(href, page_url)
-            if target is None:
-                return None
-            if self.scope.holds(target):
-                target = self.public(target)
-            return target + (f"#{fragment}" if fragment else "")
-
-        return link
-
-    def public(self, url: str) -> str:
-        if self.o.base_url and url.startswith(self.scope.prefix):
-            base = self.o.base_url if self.o.base_url.endswith("/") else self.o.base_url + "/"
-            return base + url[len(self.scope.prefix) :]
-        return url
+    async def _extract(self, text: str, url: str) -> Extracted | None:
+        """The page's facts; past :data:`POOL_AFTER` pages on a machine with more than one
+        core, in worker processes (extraction is CPU work; the crawl's I/O goes on)."""
+        writer = self.naming.writer(url)
+        self.extracted += 1
+        cores = os.cpu_count() or 1
+        if self.pool is None and cores > 1 and self.extracted > POOL_AFTER:
+            context = multiprocessing.get_context("forkserver")
+            self.pool = ProcessPoolExecutor(max_workers=cores, mp_context=context)
+        if self.pool is None:
+            return extract(text, url, writer)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.pool, extract, text, url, writer)
 
     def _finish(self) -> Crawl:
         report = self.report

@@ -18,6 +18,7 @@ nothing of them. An HTML page whose body holds almost no text but scripts is an 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 from lxml import html as lxml_html
+from lxml.cssselect import CSSSelector
 
 from cogitave.ingest.web.markdown import ApiFound, HtmlElement, heading_anchor, to_markdown
 
@@ -83,21 +85,44 @@ GENERIC_CRUMBS = (
     "[aria-label='breadcrumb'] a", "[aria-label='breadcrumbs'] a", "[aria-label='Breadcrumb'] a",
     ".breadcrumbs a", ".breadcrumb a",
 )  # fmt: skip
-# Inside the main content: chrome, not content.
-CHROME = ", ".join((
-    "script", "style", "noscript", "template", "button", "nav", "footer", "form", "iframe",
-    ".headerlink", "a.hash-link", "a.header-anchor", ".anchor-link", ".sl-anchor-link",
-    "a.anchor", ".anchorjs-link", ".md-source-file", ".md-content__button", ".md-feedback",
-    ".theme-edit-this-page", ".theme-doc-footer", ".theme-doc-breadcrumbs",
-    ".theme-doc-toc-mobile", ".theme-doc-version-badge", ".theme-doc-version-banner",
-    ".pagination-nav", ".edit-link", ".edit-this-page", ".rst-footer-buttons",
-    ".prev-next-area", ".prev-next-bottom", ".td-page-meta", ".feedback--container",
-    ".copybutton", ".md-clipboard", ".breadcrumbs", ".breadcrumb", "[role='navigation']",
-    "div.toc", "div.contents.local", "nav.contents", ".VPDocFooter", ".vp-doc-footer",
-    ".pager", ".sl-hidden", ".sr-only", ".visually-hidden", "[hidden]", ".viewcode-link",
-    "span.lang", ".md-tags", ".skip-link", "#skip-to-content", ".nextra-breadcrumb",
-    ".td-page-meta__lastmod", "[class*='lastmod']", "[class*='last-updated']",
-))  # fmt: skip
+# Inside the main content: chrome, not content (tags; classes; a tag with a class).
+CHROME_TAGS = frozenset(
+    "script style noscript template button nav footer form iframe".split()  # noqa: SIM905
+)
+CHROME_CLASSES = frozenset(
+    "headerlink hash-link header-anchor anchor-link sl-anchor-link anchorjs-link "  # noqa: SIM905
+    "md-source-file md-content__button md-feedback theme-edit-this-page theme-doc-footer "
+    "theme-doc-breadcrumbs theme-doc-toc-mobile theme-doc-version-badge "
+    "theme-doc-version-banner pagination-nav edit-link edit-this-page rst-footer-buttons "
+    "prev-next-area prev-next-bottom td-page-meta td-page-meta__lastmod feedback--container "
+    "copybutton md-clipboard breadcrumbs breadcrumb VPDocFooter vp-doc-footer pager "
+    "sl-hidden sr-only visually-hidden viewcode-link md-tags skip-link nextra-breadcrumb "
+    "toc".split()
+)
+CHROME_TAGGED = frozenset({("a", "anchor"), ("span", "lang"), ("div", "toc")})
+CHROME_CLASS_PARTS = ("lastmod", "last-updated")
+
+
+def is_chrome(el: HtmlElement) -> bool:
+    """Whether an element inside the main content is site chrome (see the constants)."""
+    tag = el.tag if isinstance(el.tag, str) else ""
+    if tag in CHROME_TAGS:
+        return True
+    attrs = el.attrib
+    if attrs.get("role") == "navigation" or "hidden" in attrs:
+        return True
+    if attrs.get("id") == "skip-to-content":
+        return True
+    classes = attrs.get("class", "").split()
+    if not classes:
+        return False
+    if any(c in CHROME_CLASSES or (tag, c) in CHROME_TAGGED for c in classes):
+        return True
+    if "contents" in classes and "local" in classes:  # Sphinx's local table of contents
+        return True
+    return any(p in c for c in classes for p in CHROME_CLASS_PARTS)
+
+
 NOT_ANSWERS = (
     (re.compile(r"(?:^|/)search(?:\.html?)?/?$"), "search"),
     (re.compile(r"(?:^|/)(?:genindex(?:-[\w-]+)?|py-modindex|[a-z]*-?modindex)\.html?$"), "index"),
@@ -146,8 +171,9 @@ def extract(text: str, url: str, link: Callable[[str], str | None]) -> Extracted
     if doc is None:
         return None
     head = _head_facts(doc)
-    gen, main = _main_content(doc)
-    crumbs = _breadcrumb(doc, gen)
+    classes = _page_classes(doc)
+    gen, main = _main_content(doc, classes)
+    crumbs = _breadcrumb(doc, gen, classes)
     prev, nxt = _neighbours(doc)
     links = [str(a.get("href")) for a in doc.iter("a") if a.get("href")]
     page_h1 = _page_title_h1(doc, main)
@@ -175,8 +201,8 @@ def extract(text: str, url: str, link: Callable[[str], str | None]) -> Extracted
         out.title = _clean_title(title_tag)
         out.not_answer = "empty"
         return out
-    for el in main.cssselect(CHROME):
-        if el is not main:
+    for el in [e for e in main.iterdescendants() if is_chrome(e)]:
+        if el.getparent() is not None:
             el.drop_tree()
     converted = to_markdown(main, link)
     markdown = converted.markdown
@@ -221,20 +247,56 @@ def _head_facts(doc: HtmlElement) -> dict[str, object]:
             "site_name": site_name}  # fmt: skip
 
 
-def _first(doc: HtmlElement, selectors: tuple[str, ...]) -> HtmlElement | None:
+@functools.cache
+def _selector(css: str) -> CSSSelector:
+    """A compiled CSS selector (compiling one costs more than running it)."""
+    return CSSSelector(css, translator="html")
+
+
+_CLASS_IN_CSS = re.compile(r"\.([\w-]+)")
+
+
+@functools.cache
+def _needed_classes(css: str) -> frozenset[str]:
+    """The classes every element a selector matches must carry somewhere in the page."""
+    bare = re.sub(r"\[[^\]]*\]|:not\([^)]*\)", "", css)  # attribute values, negations
+    return frozenset(_CLASS_IN_CSS.findall(bare))
+
+
+def _select(doc: HtmlElement, css: str, classes: frozenset[str] | None = None) -> list[HtmlElement]:
+    """The elements ``css`` matches; ``classes`` (every class the page uses) skips a
+    selector naming a class the page lacks without running it over a large page."""
+    if classes is not None and not _needed_classes(css) <= classes:
+        return []
+    return list(_selector(css)(doc))
+
+
+def _first(
+    doc: HtmlElement, selectors: tuple[str, ...], classes: frozenset[str] | None = None
+) -> HtmlElement | None:
     for sel in selectors:
-        found = doc.cssselect(sel)
+        found = _select(doc, sel, classes)
         if found:
             return found[0]
     return None
 
 
-def _main_content(doc: HtmlElement) -> tuple[str, HtmlElement | None]:
+def _page_classes(doc: HtmlElement) -> frozenset[str]:
+    """Every class any element of the page carries (one pass)."""
+    out: set[str] = set()
+    for el in doc.iter():
+        value = el.get("class") if isinstance(el.tag, str) else None
+        if value:
+            out.update(value.split())
+    return frozenset(out)
+
+
+def _main_content(doc: HtmlElement, classes: frozenset[str]) -> tuple[str, HtmlElement | None]:
     """The generator that made the page and its main content element."""
     for gen in GENERATORS:
-        if _first(doc, gen.marks) is None:
+        if _first(doc, gen.marks, classes) is None:
             continue
-        main = _first(doc, gen.main)
+        main = _first(doc, gen.main, classes)
         if main is not None and _text(main).strip():
             return gen.name, main
     main = _first(doc, ("main article", "article[role='main']", "[role='main']", "main", "article"))
@@ -268,13 +330,15 @@ def _page_title_h1(doc: HtmlElement, main: HtmlElement | None) -> HtmlElement | 
     return None
 
 
-def _breadcrumb(doc: HtmlElement, gen: str) -> list[tuple[str, str | None]]:
+def _breadcrumb(
+    doc: HtmlElement, gen: str, classes: frozenset[str]
+) -> list[tuple[str, str | None]]:
     selectors: tuple[str, ...] = ()
     for g in GENERATORS:
         if g.name == gen:
             selectors = g.crumbs
     for sel in (*selectors, *GENERIC_CRUMBS):
-        found = doc.cssselect(sel)
+        found = _select(doc, sel, classes)
         if found:
             return [(t, a.get("href")) for a in found if (t := " ".join(_text(a).split()))]
     crumbs = _json_ld_crumbs(doc)
@@ -353,12 +417,14 @@ def _is_shell(doc: HtmlElement) -> bool:
     body = doc.find(".//body")
     if body is None:
         return True
-    scripts = doc.xpath("//script[@src] | //script[string-length(normalize-space(.)) > 0]")
-    visible = "".join(
-        t for t in body.xpath(".//text()[not(ancestor::script) and not(ancestor::style)"
-                              " and not(ancestor::noscript) and not(ancestor::template)]")
-    )  # fmt: skip
-    return bool(scripts) and len(" ".join(visible.split())) < SHELL_MAX_TEXT
+    if not any(s.get("src") or (s.text or "").strip() for s in doc.iter("script")):
+        return False
+    hidden = sum(
+        len(" ".join(str(el.text_content()).split()))
+        for el in body.iter("script", "style", "noscript", "template")
+    )
+    visible = len(" ".join(str(body.text_content()).split())) - hidden
+    return visible < SHELL_MAX_TEXT
 
 
 def _not_answer(
@@ -373,14 +439,16 @@ def _not_answer(
         return "404"
     if noindex:
         return "noindex"
-    links = main.xpath(".//a[@href]")
-    prose = " ".join(
-        main.xpath(".//text()[not(ancestor::a) and not(ancestor::h1) and not(ancestor::h2)"
-                   " and not(ancestor::h3) and not(ancestor::h4)]")
-    )  # fmt: skip
-    if len(links) >= 5 and len(" ".join(prose.split())) < NAV_ONLY_MAX_TEXT:
-        return "navigation"
-    return None
+    links = [a for a in main.iter("a") if a.get("href")]
+    if len(links) < 5:
+        return None
+
+    def size(el: HtmlElement) -> int:
+        return len(" ".join(str(el.text_content()).split()))
+
+    headings = [h for h in main.iter("h1", "h2", "h3", "h4")]
+    prose = size(main) - sum(size(a) for a in links) - sum(size(h) for h in headings)
+    return "navigation" if prose < NAV_ONLY_MAX_TEXT else None
 
 
 def _clean_title(title: str) -> str:

@@ -23,7 +23,7 @@ import re
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from cogitave.errors import InputError
 from cogitave.ingest.globs import Matcher, compile_globs
@@ -50,8 +50,6 @@ def normalize(url: str, base: str | None = None) -> str | None:
     """``url`` (relative to ``base`` when given) as one canonical http(s) URL: no fragment,
     lower-case scheme and host, no default port, ``index.html`` folded into its folder; None
     for anything that is not an http(s) URL."""
-    from urllib.parse import urljoin
-
     try:
         full = urljoin(base, url.strip()) if base else url.strip()
         parts = urlsplit(full)
@@ -197,6 +195,69 @@ class Scope:
             if url.startswith(p):
                 return url[len(p) :].split("?", 1)[0]
         return urlsplit(url).path.lstrip("/")
+
+
+# -- names --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Naming:
+    """How a crawl names URLs: the crawled form of a link (absolute, normalised, no query; a
+    public URL under ``base_url`` mapped back to the crawled prefix), and the public form a
+    page's Markdown shows. Plain data, so a worker process can write a page's links."""
+
+    prefixes: tuple[str, ...]
+    base_url: str | None = None
+
+    @property
+    def prefix(self) -> str:
+        return self.prefixes[0]
+
+    def canon(self, href: str | None, base: str) -> str | None:
+        """A link as the crawl names it (None: not an http(s) page)."""
+        if not href or href.startswith(("#", "mailto:", "javascript:", "tel:", "data:")):
+            return None
+        url = normalize(href, base)
+        if url is None:
+            return None
+        parts = urlsplit(url)
+        url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+        pub = normalize(self.base_url) if self.base_url else None
+        if pub is not None:
+            pub = pub if pub.endswith("/") else pub + "/"
+            if url.startswith(pub) or url + "/" == pub:
+                url = self.prefix + url[len(pub) :]
+        return url
+
+    def public(self, url: str) -> str:
+        """The URL readers know a crawled URL by."""
+        if self.base_url and url.startswith(self.prefix):
+            base = self.base_url if self.base_url.endswith("/") else self.base_url + "/"
+            return base + url[len(self.prefix) :]
+        return url
+
+    def writer(self, page_url: str) -> LinkWriter:
+        return LinkWriter(self, page_url)
+
+
+@dataclass(frozen=True)
+class LinkWriter:
+    """How a link of the page at ``page_url`` is written in its Markdown: absolute, one into
+    the scope at its public URL, its fragment kept (a link to an API object stays as
+    written in a node's content, so it must be a URL a reader can open)."""
+
+    naming: Naming
+    page_url: str
+
+    def __call__(self, href: str) -> str | None:
+        href = href.strip()
+        if href.startswith("#"):
+            return href if len(href) > 1 else None
+        target = self.naming.canon(href, self.page_url)
+        if target is None:
+            return None
+        fragment = urlsplit(urljoin(self.page_url, href)).fragment
+        if any(target.startswith(p) or target + "/" == p for p in self.naming.prefixes):
+            target = self.naming.public(target)
+        return target + (f"#{fragment}" if fragment else "")
 
 
 # -- redirects ----------------------------------------------------------------------------
