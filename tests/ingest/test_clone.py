@@ -25,7 +25,7 @@ DOCS = {
     "README.md": "# Tool\n",
     "docs/mkdocs.yml": "site_name: Tool\nnav:\n  - index.md\n  - usage.md\n",
     "docs/docs/index.md": "# Tool\n\nThe tool turns widgets into gadgets.\n",
-    "docs/docs/usage.md": "# Usage\n\nRun the tool on a folder of widgets.\n\n## Flags\n\nUse --fast.\n",
+    "docs/docs/usage.md": "# Usage\n\nRun the tool on widgets.\n\n## Flags\n\nUse --fast.\n",
 }
 
 
