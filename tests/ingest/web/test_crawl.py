@@ -93,6 +93,22 @@ def test_the_graph_of_a_crawl() -> None:
     assert batch.report.startswith("crawl of ")
 
 
+def test_a_page_description_is_kept_unless_the_whole_site_shares_it() -> None:
+    shared = "<meta name='description' content='Demo: the documentation of the demo.'>"
+    own = "<meta name='description' content='How to  install the demo.'>"
+    routes = {f"/docs/{n}/": page(n.title(), f"<p>{PROSE}</p>", head=shared)
+              for n in ("one", "two", "three", "four")}  # fmt: skip
+    routes["/docs/"] = page("Home", f"<p>{PROSE}</p>" + "".join(
+        f"<a href='{n}/'>{n}</a> " for n in ("one", "two", "three", "four", "setup")),
+        head=shared)  # fmt: skip
+    routes["/docs/setup/"] = page("Setup", f"<p>{PROSE}</p>", head=own)
+    with serve(routes) as s:
+        crawl = crawl_site(s.url + "/docs/", options())
+    nodes = {n.uid: n for n in read_crawl(crawl).nodes}
+    assert nodes["setup"].dims["description"] == "How to install the demo."
+    assert not nodes["one"].dims.get("description")
+
+
 def test_retry_after_is_honoured() -> None:
     calls: list[float] = []
 

@@ -84,6 +84,7 @@ def read_crawl(crawl: Crawl, schema: Schema | None = None) -> DocsBatch:
     b = Builder(site, FrontMatterMapping())
     by_url: dict[str, str] = {}  # crawled URL -> page uid
     kinds = crawl.inventory.python() if crawl.inventory else {}
+    shared = _site_wide(crawl.pages)
     for web in crawl.pages:
         uid = page_uid(web.url, crawl)
         try:
@@ -94,7 +95,7 @@ def read_crawl(crawl: Crawl, schema: Schema | None = None) -> DocsBatch:
         if uid in b.pages:
             b.tally.unpublished.append(f"{web.url}: the same page as {b.pages[uid].url}")
             continue
-        page = _add(b, web, uid, crawl)
+        page = _add(b, web, uid, crawl, shared)
         _api(b, page, web, kinds)
         by_url[web.url] = uid
     landing_anchors(b)
@@ -111,9 +112,21 @@ def read_crawl(crawl: Crawl, schema: Schema | None = None) -> DocsBatch:
     return batch
 
 
-def _add(b: Builder, web: WebPage, uid: str, crawl: Crawl) -> Page:
+def _site_wide(pages: list[WebPage]) -> set[str]:
+    """Descriptions and keywords most pages share: the site's, not any page's."""
+    from collections import Counter
+
+    seen = Counter(v for p in pages for v in {p.description, p.keywords} if v)
+    return {v for v, n in seen.items() if len(pages) >= 4 and n > len(pages) / 2}
+
+
+def _add(b: Builder, web: WebPage, uid: str, crawl: Crawl, shared: set[str]) -> Page:
     url_path = "/" + crawl.scope.relative(web.url) if crawl.scope.holds(web.url) else web.url
     data: dict[str, str] = {"url": url_path}
+    if web.description and web.description not in shared:
+        data["description"] = web.description
+    if web.keywords and web.keywords not in shared:
+        data["keywords"] = web.keywords
     if not web.markdown.lstrip().startswith("# "):
         data["title"] = web.title
     front = FrontMatter(data, web.markdown, 0)

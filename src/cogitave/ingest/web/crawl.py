@@ -378,6 +378,8 @@ class _Crawler:
             prev=self._canon(ex.prev, url) if ex.prev else None,
             next=self._canon(ex.next, url) if ex.next else None,
             source=source,
+            description=ex.description,
+            keywords=ex.keywords,
         )
         return PageRecord(url, etag, modified, links, page)
 

@@ -151,6 +151,9 @@ class Extracted:
     canonical: str | None = None
     site_name: str | None = None
     """The site's name as its pages give it (``og:site_name``)."""
+    description: str = ""
+    """The page's ``<meta name="description">`` (else ``og:description``)."""
+    keywords: str = ""
     shell: bool = False
     not_answer: str | None = None
 
@@ -195,6 +198,8 @@ def extract(text: str, url: str, link: Callable[[str], str | None]) -> Extracted
         markdown_alternate=head["markdown"],
         canonical=head["canonical"],
         site_name=head["site_name"],
+        description=head["description"],
+        keywords=head["keywords"],
         shell=shell,
     )
     if main is None:
@@ -236,7 +241,11 @@ def _head_facts(doc: HtmlElement) -> dict[str, object]:
         elif "canonical" in rel:
             canonical = str(href)
     site_name = None
+    meta: dict[str, str] = {}
     for el in doc.iter("meta"):
+        key = (el.get("name") or el.get("property") or "").lower()
+        if key in ("description", "og:description", "keywords") and el.get("content"):
+            meta.setdefault(key, " ".join(str(el.get("content")).split()))
         if (el.get("name") or "").lower() == "robots" and "noindex" in (el.get("content") or ""):
             noindex = True
         if (el.get("property") or "").lower() == "og:site_name" and el.get("content"):
@@ -244,7 +253,8 @@ def _head_facts(doc: HtmlElement) -> dict[str, object]:
     lang = doc.get("lang") or doc.get("xml:lang")
     return {"hreflang": hreflang, "markdown": markdown, "canonical": canonical,
             "noindex": noindex, "lang": str(lang) if lang else None,
-            "site_name": site_name}  # fmt: skip
+            "site_name": site_name, "keywords": meta.get("keywords", ""),
+            "description": meta.get("description") or meta.get("og:description", "")}  # fmt: skip
 
 
 @functools.cache

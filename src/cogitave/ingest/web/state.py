@@ -37,6 +37,8 @@ class WebPage:
     next: str | None = None
     source: str = "html"
     """``html``, ``markdown`` (the site's Markdown alternate) or ``rendered`` (a browser's)."""
+    description: str = ""
+    keywords: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -56,6 +58,8 @@ class WebPage:
             prev=d.get("prev"),
             next=d.get("next"),
             source=d.get("source", "html"),
+            description=d.get("description", ""),
+            keywords=d.get("keywords", ""),
         )
 
 
