@@ -135,6 +135,8 @@ def test_an_unreachable_host_and_misplaced_options(tmp_path: Path) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
     res = run_cli("index", "-c", str(tmp_path / "c"), str(folder), "--max-pages", "5", ok=False)
-    assert res.returncode == 2 and "--max-pages" in res.stderr
+    assert res.returncode == 2 and "--max-pages" in res.stderr and "is a folder" in res.stderr
+    res = run_cli("index", "-c", str(tmp_path / "c"), "git+file:///r.git", *FAST, ok=False)
+    assert res.returncode == 2 and "--rate" in res.stderr and "a git repository" in res.stderr
     res = run_cli("index", "-c", str(tmp_path / "c"), "ftp://h/docs", ok=False)
     assert res.returncode == 2 and "ftp://" in res.stderr

@@ -108,7 +108,7 @@ def _location(
 ) -> Any:
     """The source the argument names: a path, a site (with its crawl options) or a git
     repository; crawl options given for anything but a site are refused."""
-    from cogitave.ingest.remote import WebSource, locate
+    from cogitave.ingest.remote import GitSource, WebSource, locate
     from cogitave.ingest.web.options import CrawlOptions, Manners
 
     defaults = defaults or {}
@@ -117,7 +117,8 @@ def _location(
     if not isinstance(where, WebSource):
         if given:
             names = ", ".join("--" + k.replace("_", "-") for k in sorted(given))
-            raise InputError(f"{names}: options of a crawled site, and {text} is not a URL")
+            what = "a git repository" if isinstance(where, GitSource) else "a folder or file"
+            raise InputError(f"{names}: options of a crawled site, and {text} is {what}")
         return where
     c = crawl or {}
     manners = Manners(concurrency=c["concurrency"], rate=c["rate"])
