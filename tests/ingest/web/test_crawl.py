@@ -4,6 +4,7 @@ pages, the failure limit, re-sync with 304s, rendering an empty JavaScript shell
 from __future__ import annotations
 
 import asyncio
+import gzip
 import time
 from typing import Any
 
@@ -241,6 +242,38 @@ def test_markdown_alternates_are_preferred() -> None:
     guide = next(p for p in crawl.pages if p.url.endswith("/guide/"))
     assert guide.source == "markdown" and "Markdown twin" in guide.markdown
     assert crawl.report.markdown == 1
+
+
+def test_sitemap_indexes_llms_full_and_markdown_twins() -> None:
+    """A gzipped sitemap named by a sitemap index, a page listed only in llms-full.txt by its
+    Markdown twin, and the ``index.html.md`` twins the site serves beside every page."""
+    urlset = b"""<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+        <url><loc>URL/deep/</loc></url></urlset>"""
+    twin = {"Content-Type": "text/markdown"}
+    routes = {
+        "/": page("Home", f"<p>{PROSE}</p>"),
+        "/index.html.md": Route(b"# Home\n\nThe home page, in Markdown.\n", headers=twin),
+        "/deep/": page("Deep", f"<p>{PROSE}</p>"),
+        "/deep/index.html.md": Route(b"# Deep\n\nThe deep page, in Markdown.\n", headers=twin),
+        "/full/": page("Full", f"<p>{PROSE}</p>"),
+        "/full/index.html.md": Route(b"# Full\n\nOnly llms-full.txt lists me.\n", headers=twin),
+        "/llms-full.txt": Route(b"# Site\n\n[Full](/full/index.html.md)\n",
+                                headers={"Content-Type": "text/plain"}),
+    }  # fmt: skip
+    with serve(routes) as s:
+        body = gzip.compress(urlset.replace(b"URL", s.url.encode()))
+        s.routes["/pages.xml.gz"] = Route(body, headers={"Content-Type": "application/gzip"})
+        s.routes["/sitemap.xml"] = Route(
+            b"<?xml version='1.0'?><sitemapindex xmlns='http://www.sitemaps.org/schemas/"
+            b"sitemap/0.9'><sitemap><loc>" + s.url.encode() + b"/pages.xml.gz</loc></sitemap>"
+            b"</sitemapindex>"
+        )
+        crawl = crawl_site(s.url + "/", options())
+    pages = {p.url.removeprefix(s.url): p for p in crawl.pages}
+    assert set(pages) == {"/", "/deep/", "/full/"}
+    assert {u: p.source for u, p in pages.items()} == dict.fromkeys(pages, "markdown")
+    assert "Only llms-full.txt lists me." in pages["/full/"].markdown
+    assert crawl.report.found_by["sitemap"] == 1 and crawl.report.found_by["llms.txt"] == 1
 
 
 def test_a_resync_asks_whether_pages_changed() -> None:

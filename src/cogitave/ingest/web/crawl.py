@@ -27,7 +27,7 @@ import os
 import re
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from protego import Protego
@@ -240,6 +240,8 @@ class _Crawler:
                     self._enqueue(page, "llms.txt")
         if llms_found or self.listed_md:
             await self._probe_twins()
+            if self.twins:
+                await self._start_twin()
         # Sphinx's inventory (one request; a site without one answers 404): api kinds
         res = await self._quiet_get(self.scope.prefix + "objects.inv")
         if res is not None:
@@ -273,6 +275,17 @@ class _Crawler:
             if res is not None and res.content_type in MARKDOWN_TYPES and not _looks_html(res):
                 self.twins = style
                 return
+
+    async def _start_twin(self) -> None:
+        """The start page was read before the probe found the twins: read its twin now."""
+        for url, rec in list(self.records.items()):
+            if rec.page is None or rec.page.source != "html":
+                continue
+            markdown = await self._markdown_of(url, None, rec.page.title)
+            if markdown is not None:
+                page = replace(rec.page, markdown=markdown, source="markdown")
+                self.records[url] = replace(rec, page=page)
+                self.report.markdown += 1
 
     async def _worker(self) -> None:
         while True:
@@ -364,7 +377,7 @@ class _Crawler:
             return PageRecord(url, etag, modified, links, None, skip)
         markdown = None
         if ex.markdown_alternate or url in self.listed_md or self.twins:
-            markdown = await self._markdown_of(url, ex)
+            markdown = await self._markdown_of(url, ex.markdown_alternate, ex.title)
             if markdown is not None:
                 source = "markdown"
                 self.report.markdown += 1
@@ -393,12 +406,12 @@ class _Crawler:
                 return None
         return await self._extract(html, url)
 
-    async def _markdown_of(self, url: str, ex: Extracted) -> str | None:
+    async def _markdown_of(self, url: str, alternate: str | None, title: str) -> str | None:
         """The page's Markdown alternate, when the site serves one (its ``<link>``, or the
         twin llms.txt and the probe found), with the page's title as its heading."""
         candidates = []
-        if ex.markdown_alternate:
-            candidates.append(normalize(ex.markdown_alternate, url))
+        if alternate:
+            candidates.append(normalize(alternate, url))
         if self.twins:
             candidates.append(_twin(url, self.twins))
         for twin in dict.fromkeys(c for c in candidates if c):
@@ -409,7 +422,7 @@ class _Crawler:
             if not text:
                 continue
             if not re.match(r"^# ", text):
-                text = f"# {ex.title}\n\n{text}"
+                text = f"# {title}\n\n{text}"
             return text + "\n"
         return None
 
