@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cogitave.errors import CrawlFailedError, IngestError
+from cogitave.errors import CrawlFailedError, IngestError, InputError
 from cogitave.ingest.web.build import read_crawl
 from cogitave.ingest.web.crawl import crawl_site
 from cogitave.ingest.web.fetch import Failure, Fetcher, Response
@@ -314,3 +314,24 @@ def test_an_empty_javascript_shell_is_rendered() -> None:
     assert only.source == "rendered" and only.title == "Rendered docs"
     assert "## Usage { #usage }" in only.markdown
     assert crawl.report.rendered == 1
+
+
+def test_without_a_browser_shells_are_reported_and_always_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No browser is downloaded: without one, a shell page is skipped and said, and
+    ``--render always`` is an error before anything is fetched."""
+    monkeypatch.setenv("COGITAVE_CHROMIUM", "/nonexistent/chromium")
+    shell = b"""<!doctype html><html lang="en"><head><title>App</title></head><body>
+    <div id="root"></div><script src="/app.js"></script></body></html>"""
+    routes = {"/": page("Home", f"<p>{PROSE}</p><a href='/app/'>app</a>"),
+              "/app/": Route(shell, headers={"Content-Type": "text/html"})}  # fmt: skip
+    with serve(routes) as s:
+        crawl = crawl_site(s.url + "/", options())
+        with pytest.raises(InputError, match="--render always needs Chromium"):
+            crawl_site(s.url + "/", options(render="always"))
+        with pytest.raises(InputError, match="--render must be one of"):
+            crawl_site(s.url + "/", options(render="sometimes"))
+    assert crawl.report.skipped["javascript"] == [s.url + "/app/"]
+    assert crawl.report.rendered == 0
+    assert any("JavaScript shells" in n for n in crawl.report.notes)
