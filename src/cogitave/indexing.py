@@ -398,6 +398,47 @@ def identity(spec: SourceSpec) -> tuple[str, str, str | None]:
     return name, version, origin.commit or (ident.commit if ident else None)
 
 
+#: ``cogitave index``'s options of a crawled site, at their defaults (given for anything but a
+#: site, they are refused).
+CRAWL_DEFAULTS: dict[str, Any] = {
+    "scope": None, "include": None, "exclude": None, "max_pages": 10_000,
+    "max_failures": "10%", "render": "auto", "concurrency": 4, "rate": 10.0,
+    "all_languages": False,
+}  # fmt: skip
+
+
+def locate_source(
+    text: str, crawl: dict[str, Any] | None = None, base_url: str | None = None
+) -> Location:
+    """The source a command-line argument names: a path, a site (crawled with ``crawl``, keys
+    as :data:`CRAWL_DEFAULTS`) or a git repository; crawl options given for anything but a
+    site are refused."""
+    from cogitave.ingest.remote import locate
+    from cogitave.ingest.web.options import CrawlOptions, Manners
+
+    c = {**CRAWL_DEFAULTS, **(crawl or {})}
+    given = sorted(k for k, v in c.items() if v != CRAWL_DEFAULTS[k])
+    where = locate(text)
+    if not isinstance(where, WebSource):
+        if given:
+            names = ", ".join("--" + k.replace("_", "-") for k in given)
+            what = "a git repository" if isinstance(where, GitSource) else "a folder or file"
+            raise InputError(f"{names}: options of a crawled site, and {text} is {what}")
+        return where
+    options = CrawlOptions(
+        scopes=tuple(c["scope"] or ()),
+        include=tuple(c["include"] or ()),
+        exclude=tuple(c["exclude"] or ()),
+        max_pages=c["max_pages"],
+        max_failures=c["max_failures"],
+        render=c["render"],
+        languages=c["all_languages"],
+        base_url=base_url,
+        manners=Manners(concurrency=c["concurrency"], rate=c["rate"]),
+    )
+    return WebSource(text, options)
+
+
 def fetch_repository(spec: SourceSpec, source: GitSource) -> SourceSpec:
     """The spec of a repository's checkout: cloned (shallow) into the cache, or fetched
     again when it is there; its commit and tag recorded as its origin."""

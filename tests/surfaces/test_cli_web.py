@@ -140,3 +140,9 @@ def test_an_unreachable_host_and_misplaced_options(tmp_path: Path) -> None:
     assert res.returncode == 2 and "--rate" in res.stderr and "a git repository" in res.stderr
     res = run_cli("index", "-c", str(tmp_path / "c"), "ftp://h/docs", ok=False)
     assert res.returncode == 2 and "ftp://" in res.stderr
+
+
+def test_the_help_names_the_git_url_whole() -> None:
+    """Rich reads ``[...]`` as markup: the ref and subfolder parts must survive it."""
+    res = run_cli("index", "--help")
+    assert "repo[@REF][#SUBDIR]" in " ".join(res.stdout.split()).replace("│ ", "")

@@ -20,32 +20,25 @@ import typer
 from cogitave import indexing
 from cogitave.errors import CogitaveError, InputError
 from cogitave.indexing import SourceSpec
+from cogitave.surfaces import cli_options as site
 from cogitave.surfaces import terminal
 from cogitave.surfaces.cli_options import (
     AddOnlyOpt,
     AllowOutsideOpt,
     BaseUrlOpt,
     CollectionOpt,
-    ConcurrencyOpt,
     DebounceOpt,
     EncoderOpt,
-    ExcludeOpt,
     FormatOpt,
-    IncludeOpt,
+    IndexSourceArg,
     JsonOpt,
-    LanguagesOpt,
     LibrariesOpt,
     LibraryOpt,
-    MaxFailuresOpt,
-    MaxPagesOpt,
     ProjectOpt,
     QuietOpt,
-    RateOpt,
     RayOpt,
-    RenderOpt,
     ReplaceOpt,
     SchemaOpt,
-    ScopeOpt,
     SkipBadOpt,
     SourceOpt,
     VersionOpt,
@@ -101,57 +94,9 @@ def _reader(collection: Path, project: Path | None, **kw: Any) -> Reader:
     return reader
 
 
-def _location(
-    text: str,
-    crawl: dict[str, Any] | None = None,
-    defaults: dict[str, Any] | None = None,
-) -> Any:
-    """The source the argument names: a path, a site (with its crawl options) or a git
-    repository; crawl options given for anything but a site are refused."""
-    from cogitave.ingest.remote import GitSource, WebSource, locate
-    from cogitave.ingest.web.options import CrawlOptions, Manners
-
-    defaults = defaults or {}
-    given = {k: v for k, v in (crawl or {}).items() if k in defaults and v != defaults[k]}
-    where = locate(text)
-    if not isinstance(where, WebSource):
-        if given:
-            names = ", ".join("--" + k.replace("_", "-") for k in sorted(given))
-            what = "a git repository" if isinstance(where, GitSource) else "a folder or file"
-            raise InputError(f"{names}: options of a crawled site, and {text} is {what}")
-        return where
-    c = crawl or {}
-    manners = Manners(concurrency=c["concurrency"], rate=c["rate"])
-    options = CrawlOptions(
-        scopes=tuple(c["scope"] or ()),
-        include=tuple(c["include"] or ()),
-        exclude=tuple(c["exclude"] or ()),
-        max_pages=c["max_pages"],
-        max_failures=c["max_failures"],
-        render=c["render"],
-        languages=c["all_languages"],
-        base_url=c["base_url"],
-        manners=manners,
-    )
-    return WebSource(text, options)
-
-
-CRAWL_DEFAULTS: dict[str, Any] = {
-    "scope": None, "include": None, "exclude": None, "max_pages": 10_000,
-    "max_failures": "10%", "render": "auto", "concurrency": 4, "rate": 10.0,
-    "all_languages": False,
-}  # fmt: skip
-
-
 @app.command()
 def index(
-    source: Annotated[
-        str,
-        typer.Argument(
-            help="File or folder, a docs site URL (https://...), or a git repository "
-            "(git+https://host/org/repo[@REF][#SUBDIR], a bare repository's path)."
-        ),
-    ],
+    source: IndexSourceArg,
     collection: CollectionOpt,
     fmt: FormatOpt = "auto",
     library: LibraryOpt = None,
@@ -176,15 +121,15 @@ def index(
         int, typer.Option("--embed-actors", help="Encoder actors of a --ray build.")
     ] = 1,
     encoder: EncoderOpt = None,
-    scope: ScopeOpt = None,
-    include: IncludeOpt = None,
-    exclude: ExcludeOpt = None,
-    max_pages: MaxPagesOpt = 10_000,
-    max_failures: MaxFailuresOpt = "10%",
-    render: RenderOpt = "auto",
-    concurrency: ConcurrencyOpt = 4,
-    rate: RateOpt = 10.0,
-    all_languages: LanguagesOpt = False,
+    scope: site.ScopeOpt = None,
+    include: site.IncludeOpt = None,
+    exclude: site.ExcludeOpt = None,
+    max_pages: site.MaxPagesOpt = 10_000,
+    max_failures: site.MaxFailuresOpt = "10%",
+    render: site.RenderOpt = "auto",
+    concurrency: site.ConcurrencyOpt = 4,
+    rate: site.RateOpt = 10.0,
+    all_languages: site.LanguagesOpt = False,
 ) -> None:
     """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
     ones replaced, vanished ones deleted; nothing changed, no new root. A site is crawled
@@ -193,7 +138,7 @@ def index(
     crawl = {"scope": scope, "include": include, "exclude": exclude, "max_pages": max_pages,
              "max_failures": max_failures, "render": render, "concurrency": concurrency,
              "rate": rate, "all_languages": all_languages}  # fmt: skip
-    where = _location(source, {**crawl, "base_url": base_url}, CRAWL_DEFAULTS)
+    where = indexing.locate_source(source, crawl, base_url)
     spec = SourceSpec(where, collection, fmt, schema, skip_bad, name, add_only, base_url,
                       tuple(allow_outside or ()), library, version, replace,
                       encoder)  # fmt: skip
@@ -218,7 +163,7 @@ def watch(
     debounce: DebounceOpt = 300,
 ) -> None:
     """Sync SOURCE now, then again after every burst of file changes (Ctrl-C stops)."""
-    where = _location(source)
+    where = indexing.locate_source(source)
     spec = SourceSpec(where, collection, fmt, schema, skip_bad, name, add_only, base_url,
                       tuple(allow_outside or ()), library, version)  # fmt: skip
     terminal.index(spec, quiet=True)
@@ -239,21 +184,7 @@ def delete(
     """Delete nodes by uid, a whole source, or a library version, and publish a new root."""
     if sum(map(bool, (uid, name, library))) != 1:
         raise InputError("give --uid UID (repeatable), --source NAME or --library NAME[@VERSION]")
-    if library is not None:
-        gone = indexing.delete_library(collection, library)
-        out.print(f"deleted {', '.join(gone)} from {collection}", markup=False)
-        return
-    if name is not None:
-        d = indexing.delete_source(collection, name)
-        what = f"deleted source {name}: {len(d.deleted)} nodes"
-    else:
-        d = indexing.delete_nodes(collection, uid or [])
-        if not d.deleted:
-            out.print(f"no such nodes in {collection}; nothing changed (root {d.root[:12]})")
-            return
-        ignored = f" ({d.unknown} unknown uids ignored)" if d.unknown else ""
-        what = f"deleted {len(d.deleted)} nodes{ignored}"
-    out.print(f"{what}; root {d.root[:12]}, {d.live} live nodes", markup=False)
+    terminal.delete(collection, uid or [], name, library)
 
 
 @app.command()

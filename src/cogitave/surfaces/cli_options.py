@@ -85,7 +85,15 @@ ProjectOpt = Annotated[
     ),
 ]
 
-# -- a crawled site (cogitave index URL) ------------------------------------------------------
+IndexSourceArg = Annotated[
+    str,
+    typer.Argument(
+        help="File or folder, a docs site URL (https://...), or a git repository "
+        "(git+https://host/org/repo\\[@REF]\\[#SUBDIR], a bare repository's path)."
+    ),
+]
+
+# -- a crawled site (cogitave index URL; the CLI reads them as site.XOpt) ---------------------
 ScopeOpt = Annotated[
     list[str] | None,
     typer.Option(

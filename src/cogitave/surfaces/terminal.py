@@ -330,6 +330,27 @@ def watch(spec: SourceSpec, debounce: int) -> None:
         err.print("stopped watching", markup=False)
 
 
+def delete(collection: Path, uids: Sequence[str], name: str | None, library: str | None) -> None:
+    """Delete a library version, a source or nodes by uid (one of them), and say what went."""
+    from cogitave import indexing
+
+    if library is not None:
+        gone = indexing.delete_library(collection, library)
+        out.print(f"deleted {', '.join(gone)} from {collection}", markup=False)
+        return
+    if name is not None:
+        d = indexing.delete_source(collection, name)
+        what = f"deleted source {name}: {len(d.deleted)} nodes"
+    else:
+        d = indexing.delete_nodes(collection, uids)
+        if not d.deleted:
+            out.print(f"no such nodes in {collection}; nothing changed (root {d.root[:12]})")
+            return
+        ignored = f" ({d.unknown} unknown uids ignored)" if d.unknown else ""
+        what = f"deleted {len(d.deleted)} nodes{ignored}"
+    out.print(f"{what}; root {d.root[:12]}, {d.live} live nodes", markup=False)
+
+
 def project_report(pins: Any) -> None:
     """What ``--project`` chose, on stderr: per library used, the version read and how."""
     if pins is None:
