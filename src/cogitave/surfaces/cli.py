@@ -39,6 +39,7 @@ from cogitave.surfaces.cli_options import (
     RayOpt,
     ReplaceOpt,
     SchemaOpt,
+    SettingsSetOpt,
     SkipBadOpt,
     SourceOpt,
     VersionOpt,
@@ -294,15 +295,7 @@ def pack(
 @app.command()
 def settings(
     collection: CollectionOpt,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            help="section.key=value, a TOML value (feedback.enabled=false, "
-            'docs.demote=["blog/*"]); repeatable. encoder=NAME re-embeds every node with '
-            "that encoder in a new root.",
-        ),
-    ] = None,
+    set_: SettingsSetOpt = None,
     file: Annotated[
         Path | None, typer.Option("--file", help="A settings TOML file: replaces them all.")
     ] = None,

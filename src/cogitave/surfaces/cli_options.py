@@ -85,6 +85,15 @@ ProjectOpt = Annotated[
     ),
 ]
 
+SettingsSetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="section.key=value, a TOML value (feedback.enabled=false, "
+        'docs.demote=["blog/*"]); repeatable. encoder=NAME re-embeds every node with '
+        "that encoder in a new root.",
+    ),
+]
 IndexSourceArg = Annotated[
     str,
     typer.Argument(
