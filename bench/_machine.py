@@ -58,6 +58,7 @@ SECTIONS = (
     "load",
     "filters",
     "libraries",
+    "crawl",
 )
 
 #: A line starting with this inside a section points at a history file; it belongs to today's

@@ -32,7 +32,7 @@ from cogitave.reader import Reader
 from cogitave.schema import Schema
 from cogitave.store.roots import DEFAULT_RETENTION, RootInfo, RootStore
 from cogitave.store.snapshot import Snapshot
-from cogitave.sync import SourceUpdate, read_sources, source_sizes
+from cogitave.sync import SourceUpdate, read_sources, source_object, source_sizes
 
 FOLLOW_INTERVAL = 0.25
 """Seconds between two looks at HEAD when following it (a ``stat``; a read when it moved)."""
@@ -225,14 +225,18 @@ class Collection(Reader):
         add_only: bool = False,
         progress: Progress | None = None,
         retention: int = DEFAULT_RETENTION,
+        state: bytes | None = None,
+        report: bytes | None = None,
     ) -> Published:
         """Make the nodes recorded for ``source`` equal to ``nodes``: new uids added, changed
         ones replaced, missing ones deleted (kept with ``add_only``), other sources untouched.
-        Staged changes are not included. Nothing changed: no new root (``root`` is None)."""
+        Staged changes are not included. Nothing changed: no new root (``root`` is None).
+        ``state`` (what the source's next sync starts from) and ``report`` are kept with the
+        source in the new root (:meth:`source_object` reads them back)."""
         self._forget_old_roots(retention)
         res = sync_source(
             self.store,
-            SourceUpdate(source, list(nodes), add_only),
+            SourceUpdate(source, list(nodes), add_only, state, report),
             progress=progress,
             retention=retention,
         )
@@ -254,6 +258,10 @@ class Collection(Reader):
     def sources(self) -> dict[str, int]:
         """Sources recorded in the current root: name -> number of nodes."""
         return source_sizes(self.snapshot.manifest)
+
+    def source_object(self, source: str, key: str) -> bytes | None:
+        """The object ``key`` (``state``, ``report``) kept with ``source`` in the current root."""
+        return source_object(self.store, self.snapshot.manifest, source, key)
 
     def source_uids(self, source: str) -> list[str]:
         """The uids recorded for ``source`` in the current root."""

@@ -23,6 +23,9 @@ The tree::
     │                                                        mount); the previous root stays
     ├── EncoderError                   encoder         500*  encoder unavailable / mismatched
     ├── InternalError                  internal        500*  unexpected fault (details only logged)
+    ├── CrawlFailedError               crawl_failed    502   a crawl whose failed URLs passed
+    │                                                        --max-failures; nothing published
+    │                                                        (``details["report"]``)
     ├── UnavailableError               unavailable     503   server busy or a part not running
     └── QueryGraphError                (own codes)     400   bounded graph query violation
 
@@ -160,6 +163,15 @@ class InternalError(CogitaveError):
 
     code = "internal"
     http_status = 500
+
+
+class CrawlFailedError(CogitaveError):
+    """A crawl that met more failures than it may (``--max-failures``): the site, not the
+    caller's input, is at fault, so nothing is published; ``details["report"]`` is the crawl
+    report."""
+
+    code = "crawl_failed"
+    http_status = 502
 
 
 class UnavailableError(CogitaveError):

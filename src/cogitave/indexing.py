@@ -19,13 +19,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cogitave.errors import CogitaveError, ConflictError, InputError, NotFoundError
+from cogitave.errors import CogitaveError, ConflictError, IngestError, InputError, NotFoundError
+from cogitave.ingest.remote import GitSource, Location, WebSource
 from cogitave.libraries.names import library_key
 from cogitave.store.roots import RootStore
 
 if TYPE_CHECKING:  # the engine loads only when a command needs it (``--help`` stays fast)
     from cogitave.collection import Collection
     from cogitave.ingest.records import Batch, Problem
+    from cogitave.ingest.web.crawl import Crawl
     from cogitave.libraries.collection import ProjectPins
     from cogitave.publish import Progress, Published
     from cogitave.reader import Reader
@@ -36,10 +38,21 @@ WATCH_LOCK_TRIES = 20
 
 
 @dataclass(frozen=True)
+class Origin:
+    """Where a fetched source came from, for its provenance: what the user named, and the
+    commit and tag of a clone."""
+
+    source: str
+    commit: str | None = None
+    tag: str | None = None
+
+
+@dataclass(frozen=True)
 class SourceSpec:
     """What one source is and how to read it."""
 
-    source: Path
+    source: Location
+    """A path, a site to crawl (:class:`WebSource`) or a repository (:class:`GitSource`)."""
     collection: Path
     fmt: str = "auto"
     schema: Path | None = None
@@ -58,11 +71,27 @@ class SourceSpec:
     encoder: str | None = None
     """The sentence encoder of a new collection (None: the default); an existing collection
     keeps its own, and naming another one is refused (``reembed`` moves a collection)."""
+    origin: Origin | None = None
+    """Set for a path fetched from elsewhere (a clone): its provenance."""
 
     @property
     def source_id(self) -> str:
-        """The source's name in the collection: ``name``, else its resolved path."""
-        return self.name or str(self.source.resolve())
+        """The source's name in the collection: ``name``, else the URL it was fetched from,
+        else its resolved path."""
+        if self.name:
+            return self.name
+        if self.origin is not None:
+            return self.origin.source
+        if isinstance(self.source, Path):
+            return str(self.source.resolve())
+        return str(self.source)
+
+    @property
+    def path(self) -> Path:
+        """The source's path (a site or a repository has none until fetched)."""
+        if not isinstance(self.source, Path):
+            raise InputError(f"{self.source} is not a file or folder")
+        return self.source
 
     @property
     def as_library(self) -> bool:
@@ -162,7 +191,7 @@ def read(spec: SourceSpec, version: str | None = None) -> Batch:
     from cogitave.ingest.sources import read_source
 
     batch = read_source(
-        spec.source,
+        spec.path,
         spec.fmt,
         schema=spec.schema,
         base_url=spec.base_url,
@@ -194,7 +223,13 @@ def index(
     check_folder(spec.collection)
     from cogitave.libraries.packs import is_pack
 
-    if is_pack(spec.source):
+    if isinstance(spec.source, WebSource):
+        if shards is not None or ray is not None:
+            raise InputError("a crawled site is indexed into one collection: drop --shards/--ray")
+        return _index_site(spec, spec.source, progress, on_read)
+    if isinstance(spec.source, GitSource):
+        spec = fetch_repository(spec, spec.source)
+    if is_pack(spec.path):
         return _import_pack(spec, progress)
     if spec.as_library:
         if shards is not None or ray is not None or is_sharded(spec.collection):
@@ -254,14 +289,17 @@ def _index_library(
             "--library): index libraries into a new collection"
         )
     name, version, commit = identity(spec)
-    held = [v.version for v in doc_versions(spec.source, allow_outside=spec.allow_outside)]
+    held = [v.version for v in doc_versions(spec.path, allow_outside=spec.allow_outside)]
     # Every released version; the unreleased docs ("next") only when asked for by name.
     released = [v for v in held if v.casefold() != "next"]
     todo = [(spec.version, spec.version)] if spec.version else [(v, v) for v in released]
     if not held:
         todo = [(version, None)]
-    lib = LibraryCollection.open(path) if is_library_collection(path) else None
-    lib = lib or LibraryCollection.create(path, encoder=spec.encoder or DEFAULT_ENCODER)
+    # not ``or``: an empty collection of libraries has no length, and is falsy
+    if is_library_collection(path):
+        lib = LibraryCollection.open(path)
+    else:
+        lib = LibraryCollection.create(path, encoder=spec.encoder or DEFAULT_ENCODER)
     if spec.encoder and lib.manifest.encoder != canonical_name(spec.encoder):
         raise EncoderError(
             f"{path} embeds with {lib.manifest.encoder!r}, not {spec.encoder!r}: the libraries "
@@ -277,7 +315,7 @@ def _index_library(
             label,
             batch.nodes,
             schema=batch.schema,
-            source=str(spec.source.resolve()),
+            source=spec.origin.source if spec.origin else str(spec.path.resolve()),
             commit=commit,
             replace_source=spec.replace,
             progress=progress,
@@ -303,9 +341,12 @@ def _import_pack(spec: SourceSpec, progress: Progress | None) -> IndexResult:
     path = spec.collection
     if Collection.exists(path):
         raise InputError(f"{path} holds one library already: import packs into a new collection")
-    lib = LibraryCollection.open(path) if is_library_collection(path) else None
-    lib = lib or LibraryCollection.create(path)
-    e = lib.import_pack(spec.source, replace=spec.replace, progress=progress)
+    # not ``or``: an empty collection of libraries has no length, and is falsy
+    if is_library_collection(path):
+        lib = LibraryCollection.open(path)
+    else:
+        lib = LibraryCollection.create(path)
+    e = lib.import_pack(spec.path, replace=spec.replace, progress=progress)
     return IndexResult(str(spec.source), e.nodes, (), e.nodes, e.root, library=e.ref)
 
 
@@ -347,11 +388,168 @@ def identity(spec: SourceSpec) -> tuple[str, str, str | None]:
     from cogitave.ingest import sources
 
     found = getattr(sources, "identify", None)
-    ident = found(spec.source, allow_outside=spec.allow_outside) if found else None
-    folder = spec.source if spec.source.is_dir() else spec.source.parent
+    path = spec.path
+    ident = found(path, allow_outside=spec.allow_outside) if found else None
+    folder = path if path.is_dir() else path.parent
+    origin = spec.origin or Origin("")
     name = spec.library or (ident.name if ident else None) or folder.resolve().name
-    version = spec.version or (ident.version if ident else None) or "latest"
-    return name, version, ident.commit if ident else None
+    # A clone's tag names the version it checked out, over what the files say.
+    version = spec.version or origin.tag or (ident.version if ident else None) or "latest"
+    return name, version, origin.commit or (ident.commit if ident else None)
+
+
+#: ``cogitave index``'s options of a crawled site, at their defaults (given for anything but a
+#: site, they are refused).
+CRAWL_DEFAULTS: dict[str, Any] = {
+    "scope": None, "include": None, "exclude": None, "max_pages": 10_000,
+    "max_failures": "10%", "render": "auto", "concurrency": 4, "rate": 10.0,
+    "all_languages": False,
+}  # fmt: skip
+
+
+def locate_source(
+    text: str, crawl: dict[str, Any] | None = None, base_url: str | None = None
+) -> Location:
+    """The source a command-line argument names: a path, a site (crawled with ``crawl``, keys
+    as :data:`CRAWL_DEFAULTS`) or a git repository; crawl options given for anything but a
+    site are refused."""
+    from cogitave.ingest.remote import locate
+    from cogitave.ingest.web.options import CrawlOptions, Manners
+
+    c = {**CRAWL_DEFAULTS, **(crawl or {})}
+    given = sorted(k for k, v in c.items() if v != CRAWL_DEFAULTS[k])
+    where = locate(text)
+    if not isinstance(where, WebSource):
+        if given:
+            names = ", ".join("--" + k.replace("_", "-") for k in given)
+            what = "a git repository" if isinstance(where, GitSource) else "a folder or file"
+            raise InputError(f"{names}: options of a crawled site, and {text} is {what}")
+        return where
+    options = CrawlOptions(
+        scopes=tuple(c["scope"] or ()),
+        include=tuple(c["include"] or ()),
+        exclude=tuple(c["exclude"] or ()),
+        max_pages=c["max_pages"],
+        max_failures=c["max_failures"],
+        render=c["render"],
+        languages=c["all_languages"],
+        base_url=base_url,
+        manners=Manners(concurrency=c["concurrency"], rate=c["rate"]),
+    )
+    return WebSource(text, options)
+
+
+def fetch_repository(spec: SourceSpec, source: GitSource) -> SourceSpec:
+    """The spec of a repository's checkout: cloned (shallow) into the cache, or fetched
+    again when it is there; its commit and tag recorded as its origin."""
+    from cogitave.ingest.clone import checkout
+    from cogitave.ingest.identity import tag_version
+
+    got = checkout(source)
+    tag = tag_version(got.tag) if got.tag else None
+    return replace(spec, source=got.path, origin=Origin(str(source), got.commit, tag))
+
+
+# -- a published site -------------------------------------------------------------------------
+def _index_site(
+    spec: SourceSpec,
+    site: WebSource,
+    progress: Progress | None,
+    on_read: Callable[[Batch], None] | None,
+) -> IndexResult:
+    """Crawl the site (conditional requests from the state the last crawl kept), build its
+    graph, and sync it with the crawl's state and report kept beside the source; a crawl
+    past ``--max-failures``, or one that found no page, publishes nothing."""
+    from cogitave.ingest.web.build import read_crawl
+    from cogitave.ingest.web.crawl import crawl_site
+    from cogitave.ingest.web.state import CrawlState
+    from cogitave.schema import Schema
+
+    previous = CrawlState.from_bytes(_kept_state(spec))
+    crawl = crawl_site(site.url, site.options, previous, progress=progress)
+    batch = read_crawl(crawl, Schema.load(spec.schema) if spec.schema else None)
+    if on_read is not None:
+        on_read(batch)
+    if batch.problems and not spec.skip_bad:
+        batch.raise_if_bad()
+    if not batch.nodes:
+        raise IngestError(f"no pages to index at {site.url} (see the crawl report)")
+    state, report = crawl.state.to_bytes(), crawl.report.to_bytes()
+    if spec.as_library:
+        return _sync_site_library(spec, crawl, batch, state, report, progress)
+    from cogitave.collection import Collection
+
+    if Collection.exists(spec.collection):
+        col = Collection.open(spec.collection)
+    else:
+        col = Collection.create(spec.collection, batch.schema)  # type: ignore[arg-type]
+    res = col.sync(spec.source_id, batch.nodes, add_only=spec.add_only, progress=progress,
+                   state=state, report=report)  # fmt: skip
+    return IndexResult(spec.source_id, len(batch.nodes), tuple(batch.problems), len(col),
+                       col.root, res, None, getattr(batch, "report", ""))  # fmt: skip
+
+
+def _sync_site_library(
+    spec: SourceSpec,
+    crawl: Crawl,
+    batch: Batch,
+    state: bytes,
+    report: bytes,
+    progress: Progress | None,
+) -> IndexResult:
+    """A crawled site as a library version: named as given, else as the site names itself
+    (``og:site_name``, its Sphinx inventory's project, its host), at the version given, else
+    its inventory's, else ``latest``."""
+    from cogitave.collection import Collection
+    from cogitave.libraries.collection import LibraryCollection
+    from cogitave.libraries.layout import is_library_collection
+
+    path = spec.collection
+    if Collection.exists(path):
+        raise InputError(f"{path} holds one library already: index libraries into a new collection")
+    inv = crawl.inventory
+    named = crawl.site_name or (inv.project if inv else None)
+    name = spec.library or named or site_name(crawl.start)
+    version = spec.version or (inv.version if inv and inv.version else None) or "latest"
+    # not ``or``: an empty collection of libraries has no length, and is falsy
+    if is_library_collection(path):
+        lib = LibraryCollection.open(path)
+    else:
+        lib = LibraryCollection.create(path)
+    res = lib.sync_library(name, version, batch.nodes, schema=batch.schema,
+                           source=spec.source_id, replace_source=spec.replace,
+                           progress=progress, state=state, report=report)  # fmt: skip
+    e = lib.manifest.find(f"{library_key(name)}@{version}")
+    assert e is not None
+    return IndexResult(e.ref, len(batch.nodes), tuple(batch.problems), e.nodes, e.root, res,
+                       None, getattr(batch, "report", ""), e.ref)  # fmt: skip
+
+
+def site_name(url: str) -> str:
+    """A library name from a site's host: ``docs.python.org`` -> ``python``."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "site").lower()
+    parts = [p for p in host.split(".") if p not in ("www", "docs", "doc", "developer", "dev")]
+    return parts[0] if len(parts) > 1 else (parts[0] if parts else host)
+
+
+def _kept_state(spec: SourceSpec) -> bytes | None:
+    """The state the last crawl of this source kept in the collection (None: none)."""
+    from cogitave.collection import Collection
+    from cogitave.libraries.layout import is_library_collection
+
+    path = spec.collection
+    if is_library_collection(path):
+        from cogitave.libraries.collection import LibraryCollection
+
+        ref = None
+        if spec.library and spec.version:
+            ref = f"{library_key(spec.library)}@{spec.version}"
+        return LibraryCollection.open(path).source_state(spec.source_id, ref)
+    if Collection.exists(path):
+        return Collection.open(path).source_object(spec.source_id, "state")
+    return None
 
 
 def _index_sharded(
@@ -400,6 +598,9 @@ def watch(
     waits for it (:data:`WATCH_LOCK_TRIES` times 0.5 s) rather than being lost."""
     from cogitave.sync import watch as watch_changes
 
+    if not isinstance(spec.source, Path):
+        raise InputError(f"--watch follows a folder's files; index {spec.source} again to sync it")
+
     def burst(paths: set[Path]) -> None:
         for attempt in range(WATCH_LOCK_TRIES):
             try:
@@ -414,7 +615,7 @@ def watch(
             return
 
     watch_changes(
-        spec.source,
+        spec.path,
         burst,
         ignore=[spec.collection],
         stop=stop,

@@ -42,7 +42,7 @@ from cogitave.store.graph import publish_graph
 from cogitave.store.lexical import LexicalWriter
 from cogitave.store.manifest import Manifest
 from cogitave.store.nodes import NodeTable, write_node_segment
-from cogitave.store.roots import DEFAULT_RETENTION, RootStore
+from cogitave.store.roots import DEFAULT_RETENTION, RootStore, sha256_bytes
 from cogitave.store.terms import backfill_terms
 from cogitave.store.textvecs import TextVectors
 from cogitave.store.vectors import write_vectors
@@ -143,10 +143,13 @@ def sync(
             return None if nid is None else node_hash(Node.from_record(table.record(nid)))
 
         p = plan(sources, update, live_hash)
+        recorded = (base.sources.get(update.name) or {}).get("state_obj")
+        if update.state is not None and recorded != sha256_bytes(update.state):
+            p.touched.add(update.name)  # the next sync starts from the new state
         out = Published(None, p.added, p.changed, p.deleted, p.unchanged)
         if p.empty:
             return out
-        entries = write_sources(store, base, p.sources, p.touched)
+        entries = write_sources(store, base, p.sources, p.touched, update.attached())
         res = _write(store, base_id, base, p.adds, p.deleted, progress, retention, entries)
         out.root, out.encoded, out.reused = res.root, res.encoded, res.reused
         return out

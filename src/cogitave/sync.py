@@ -53,9 +53,12 @@ def write_sources(
     base: Manifest,
     sources: Mapping[str, SourceMap],
     changed: Iterable[str],
+    attached: Mapping[str, Mapping[str, bytes]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The source table of a new root: the base's entries, with ``changed`` sources
-    rewritten (an empty source is dropped)."""
+    rewritten (an empty source is dropped). ``attached``: per source, objects kept with its
+    entry as ``<name>_obj`` (a crawl's state and report); a rewritten entry keeps the
+    objects it had unless new ones replace them."""
     entries: dict[str, dict[str, Any]] = dict(base.sources)
     for name in set(changed):
         m = sources.get(name) or {}
@@ -63,8 +66,18 @@ def write_sources(
             entries.pop(name, None)
             continue
         data = json.dumps(m, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        entries[name] = {"map_obj": store.put_bytes(data.encode()), "nodes": len(m)}
+        kept = {k: v for k, v in entries.get(name, {}).items() if k not in ("map_obj", "nodes")}
+        entry = {**kept, "map_obj": store.put_bytes(data.encode()), "nodes": len(m)}
+        for key, blob in ((attached or {}).get(name) or {}).items():
+            entry[f"{key}_obj"] = store.put_bytes(blob)
+        entries[name] = entry
     return entries
+
+
+def source_object(store: RootStore, manifest: Manifest, source: str, key: str) -> bytes | None:
+    """The object ``key`` (``state``, ``report``) kept with ``source``'s entry, or None."""
+    digest = (manifest.sources.get(source) or {}).get(f"{key}_obj")
+    return store.get_bytes(digest) if isinstance(digest, str) else None
 
 
 @dataclass(frozen=True)
@@ -75,6 +88,16 @@ class SourceUpdate:
     name: str
     nodes: Sequence[Node]
     add_only: bool = False
+    state: bytes | None = None
+    """What the next sync of the source starts from (a crawl's validators and pages): kept
+    with the source's entry; a new state alone publishes a root."""
+    report: bytes | None = None
+    """The report of the read, kept with the root this sync publishes (none: none kept)."""
+
+    def attached(self) -> dict[str, dict[str, bytes]]:
+        """The objects this update keeps with its source's entry."""
+        blobs = {k: v for k, v in (("state", self.state), ("report", self.report)) if v}
+        return {self.name: blobs} if blobs else {}
 
 
 @dataclass

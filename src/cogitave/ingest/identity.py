@@ -351,6 +351,12 @@ def _tag_version(tags: Sequence[str]) -> _Found | None:
     return _Found(best[1], f"git tag {best[2]}") if best else None
 
 
+def tag_version(tag: str) -> str:
+    """The version a tag names (``v1.2.3`` -> ``1.2.3``), or the tag itself."""
+    found = _tag_version([tag])
+    return found.value if found else tag
+
+
 def _folder_name(folder: Path) -> _Found | None:
     """The folder's name; a generic one (``docs``, ``website``) gives the folder above's."""
     here = Path(os.path.abspath(folder))

@@ -374,10 +374,14 @@ class LibraryCollection(Reader):
         commit: str | None = None,
         replace_source: bool = False,
         progress: Progress | None = None,
+        state: bytes | None = None,
+        report: bytes | None = None,
     ) -> Published:
         """Make library version ``name@version`` hold exactly ``nodes`` (new uids added,
         changed ones replaced, missing ones deleted), then publish the collection's new
-        view. A version indexed from another source is refused unless ``replace_source``."""
+        view. A version indexed from another source is refused unless ``replace_source``.
+        ``state`` and ``report`` are kept with the version's source (a crawl's, read back by
+        :meth:`source_state`)."""
         key = library_key(name)
         version = _check_version(version)
         ref = f"{key}@{version}"
@@ -391,7 +395,7 @@ class LibraryCollection(Reader):
                 )
             sub = self._sub_collection(manifest, entry, key, version, schema)
             mine = [namespaced(n, ref, name, version) for n in nodes]
-            res = sub.sync(ref, mine, progress=progress)
+            res = sub.sync(ref, mine, progress=progress, state=state, report=report)
             gone = set(res.deleted)
             changed = set(res.added) | set(res.changed)
             graph = publish_graph(
@@ -413,6 +417,14 @@ class LibraryCollection(Reader):
             layout.write_manifest(self.path, manifest)
         self.refresh()
         return res
+
+    def source_state(self, source: str, ref: str | None = None) -> bytes | None:
+        """The state kept by the last sync of the version indexed from ``source`` (``ref``:
+        that version, when several came from it), or None."""
+        for e in self.manifest.libraries:
+            if e.source == source and (ref is None or e.ref == ref):
+                return Collection.open(self.path / e.dir).source_object(e.ref, "state")
+        return None
 
     def export_pack(self, ref: str, out: Path) -> PackInfo:
         """Write library version ``ref`` (``name@version``; a name: its default version) to

@@ -20,6 +20,7 @@ import typer
 from cogitave import indexing
 from cogitave.errors import CogitaveError, InputError
 from cogitave.indexing import SourceSpec
+from cogitave.surfaces import cli_options as site
 from cogitave.surfaces import terminal
 from cogitave.surfaces.cli_options import (
     AddOnlyOpt,
@@ -29,6 +30,7 @@ from cogitave.surfaces.cli_options import (
     DebounceOpt,
     EncoderOpt,
     FormatOpt,
+    IndexSourceArg,
     JsonOpt,
     LibrariesOpt,
     LibraryOpt,
@@ -37,6 +39,7 @@ from cogitave.surfaces.cli_options import (
     RayOpt,
     ReplaceOpt,
     SchemaOpt,
+    SettingsSetOpt,
     SkipBadOpt,
     SourceOpt,
     VersionOpt,
@@ -94,7 +97,7 @@ def _reader(collection: Path, project: Path | None, **kw: Any) -> Reader:
 
 @app.command()
 def index(
-    source: Annotated[Path, typer.Argument(help="File or folder to index.")],
+    source: IndexSourceArg,
     collection: CollectionOpt,
     fmt: FormatOpt = "auto",
     library: LibraryOpt = None,
@@ -119,10 +122,25 @@ def index(
         int, typer.Option("--embed-actors", help="Encoder actors of a --ray build.")
     ] = 1,
     encoder: EncoderOpt = None,
+    scope: site.ScopeOpt = None,
+    include: site.IncludeOpt = None,
+    exclude: site.ExcludeOpt = None,
+    max_pages: site.MaxPagesOpt = 10_000,
+    max_failures: site.MaxFailuresOpt = "10%",
+    render: site.RenderOpt = "auto",
+    concurrency: site.ConcurrencyOpt = 4,
+    rate: site.RateOpt = 10.0,
+    all_languages: site.LanguagesOpt = False,
 ) -> None:
     """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
-    ones replaced, vanished ones deleted; nothing changed, no new root."""
-    spec = SourceSpec(source, collection, fmt, schema, skip_bad, name, add_only, base_url,
+    ones replaced, vanished ones deleted; nothing changed, no new root. A site is crawled
+    (robots.txt, sitemaps, llms.txt, links; conditional requests on a re-sync), a git
+    repository cloned shallow into the cache."""
+    crawl = {"scope": scope, "include": include, "exclude": exclude, "max_pages": max_pages,
+             "max_failures": max_failures, "render": render, "concurrency": concurrency,
+             "rate": rate, "all_languages": all_languages}  # fmt: skip
+    where = indexing.locate_source(source, crawl, base_url)
+    spec = SourceSpec(where, collection, fmt, schema, skip_bad, name, add_only, base_url,
                       tuple(allow_outside or ()), library, version, replace,
                       encoder)  # fmt: skip
     terminal.index(spec, quiet, shards=shards, ray=ray, embed_actors=embed_actors)
@@ -132,7 +150,7 @@ def index(
 
 @app.command()
 def watch(
-    source: Annotated[Path, typer.Argument(help="File or folder to keep in sync.")],
+    source: Annotated[str, typer.Argument(help="File or folder to keep in sync.")],
     collection: CollectionOpt,
     fmt: FormatOpt = "auto",
     library: LibraryOpt = None,
@@ -146,7 +164,8 @@ def watch(
     debounce: DebounceOpt = 300,
 ) -> None:
     """Sync SOURCE now, then again after every burst of file changes (Ctrl-C stops)."""
-    spec = SourceSpec(source, collection, fmt, schema, skip_bad, name, add_only, base_url,
+    where = indexing.locate_source(source)
+    spec = SourceSpec(where, collection, fmt, schema, skip_bad, name, add_only, base_url,
                       tuple(allow_outside or ()), library, version)  # fmt: skip
     terminal.index(spec, quiet=True)
     terminal.watch(spec, debounce)
@@ -166,21 +185,7 @@ def delete(
     """Delete nodes by uid, a whole source, or a library version, and publish a new root."""
     if sum(map(bool, (uid, name, library))) != 1:
         raise InputError("give --uid UID (repeatable), --source NAME or --library NAME[@VERSION]")
-    if library is not None:
-        gone = indexing.delete_library(collection, library)
-        out.print(f"deleted {', '.join(gone)} from {collection}", markup=False)
-        return
-    if name is not None:
-        d = indexing.delete_source(collection, name)
-        what = f"deleted source {name}: {len(d.deleted)} nodes"
-    else:
-        d = indexing.delete_nodes(collection, uid or [])
-        if not d.deleted:
-            out.print(f"no such nodes in {collection}; nothing changed (root {d.root[:12]})")
-            return
-        ignored = f" ({d.unknown} unknown uids ignored)" if d.unknown else ""
-        what = f"deleted {len(d.deleted)} nodes{ignored}"
-    out.print(f"{what}; root {d.root[:12]}, {d.live} live nodes", markup=False)
+    terminal.delete(collection, uid or [], name, library)
 
 
 @app.command()
@@ -290,15 +295,7 @@ def pack(
 @app.command()
 def settings(
     collection: CollectionOpt,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            help="section.key=value, a TOML value (feedback.enabled=false, "
-            'docs.demote=["blog/*"]); repeatable. encoder=NAME re-embeds every node with '
-            "that encoder in a new root.",
-        ),
-    ] = None,
+    set_: SettingsSetOpt = None,
     file: Annotated[
         Path | None, typer.Option("--file", help="A settings TOML file: replaces them all.")
     ] = None,

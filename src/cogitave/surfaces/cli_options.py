@@ -39,7 +39,11 @@ FormatOpt = Annotated[
 ]
 BaseUrlOpt = Annotated[
     str | None,
-    typer.Option("--base-url", help="Site URL that makes page URLs absolute (over config)."),
+    typer.Option(
+        "--base-url",
+        help="Site URL that makes page URLs absolute (over config); for a crawled site, the "
+        "public URL of the crawled prefix (a mirror, a local server).",
+    ),
 ]
 AllowOutsideOpt = Annotated[
     list[Path] | None,
@@ -79,4 +83,67 @@ ProjectOpt = Annotated[
     typer.Option(
         "--project", help="A project folder: read each library at the version its lockfile says."
     ),
+]
+
+SettingsSetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="section.key=value, a TOML value (feedback.enabled=false, "
+        'docs.demote=["blog/*"]); repeatable. encoder=NAME re-embeds every node with '
+        "that encoder in a new root.",
+    ),
+]
+IndexSourceArg = Annotated[
+    str,
+    typer.Argument(
+        help="File or folder, a docs site URL (https://...), or a git repository "
+        "(git+https://host/org/repo\\[@REF]\\[#SUBDIR], a bare repository's path)."
+    ),
+]
+
+# -- a crawled site (cogitave index URL; the CLI reads them as site.XOpt) ---------------------
+ScopeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--scope",
+        help="Site: a URL prefix to crawl (repeatable; default: the start page's folder).",
+    ),
+]
+IncludeOpt = Annotated[
+    list[str] | None,
+    typer.Option("--include", help="Site: only pages whose path below the prefix matches."),
+]
+ExcludeOpt = Annotated[
+    list[str] | None,
+    typer.Option("--exclude", help="Site: leave out pages whose path below the prefix matches."),
+]
+MaxPagesOpt = Annotated[
+    int, typer.Option("--max-pages", min=1, help="Site: the most URLs fetched (said if reached).")
+]
+MaxFailuresOpt = Annotated[
+    str,
+    typer.Option(
+        "--max-failures",
+        help="Site: failed URLs allowed, N or P% of those fetched; past it, exit 1 and "
+        "publish nothing.",
+    ),
+]
+RenderOpt = Annotated[
+    str,
+    typer.Option(
+        "--render",
+        help="Site: auto (the system's Chromium renders empty JavaScript pages) | never | always.",
+    ),
+]
+ConcurrencyOpt = Annotated[
+    int, typer.Option("--concurrency", min=1, max=64, help="Site: requests in flight per host.")
+]
+RateOpt = Annotated[
+    float,
+    typer.Option("--rate", min=0, help="Site: requests started per second per host (0: no limit)."),
+]
+LanguagesOpt = Annotated[
+    bool,
+    typer.Option("--all-languages", help="Site: crawl other languages' pages too (/fr/)."),
 ]

@@ -288,10 +288,16 @@ def index(
 
     from cogitave import indexing
 
-    with progress_bar(not quiet) as bar:
-        res = indexing.index(
-            spec, progress=bar, on_read=read, shards=shards, ray=ray, embed_actors=embed_actors
-        )
+    try:
+        with progress_bar(not quiet) as bar:
+            res = indexing.index(
+                spec, progress=bar, on_read=read, shards=shards, ray=ray, embed_actors=embed_actors
+            )
+    except CogitaveError as e:
+        report = e.details.get("report")  # a failed crawl: what it did, before the error line
+        if isinstance(report, str):
+            err.print(report, markup=False)
+        raise
     for one in (res, *res.others):
         out.print(sync_line(one), markup=False, soft_wrap=True)
     return res
@@ -322,6 +328,27 @@ def watch(spec: SourceSpec, debounce: int) -> None:
         indexing.watch(spec, result, debounce=debounce)
     except KeyboardInterrupt:
         err.print("stopped watching", markup=False)
+
+
+def delete(collection: Path, uids: Sequence[str], name: str | None, library: str | None) -> None:
+    """Delete a library version, a source or nodes by uid (one of them), and say what went."""
+    from cogitave import indexing
+
+    if library is not None:
+        gone = indexing.delete_library(collection, library)
+        out.print(f"deleted {', '.join(gone)} from {collection}", markup=False)
+        return
+    if name is not None:
+        d = indexing.delete_source(collection, name)
+        what = f"deleted source {name}: {len(d.deleted)} nodes"
+    else:
+        d = indexing.delete_nodes(collection, uids)
+        if not d.deleted:
+            out.print(f"no such nodes in {collection}; nothing changed (root {d.root[:12]})")
+            return
+        ignored = f" ({d.unknown} unknown uids ignored)" if d.unknown else ""
+        what = f"deleted {len(d.deleted)} nodes{ignored}"
+    out.print(f"{what}; root {d.root[:12]}, {d.live} live nodes", markup=False)
 
 
 def project_report(pins: Any) -> None:

@@ -13,7 +13,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 Shape = Literal[
-    "mkdocs", "hugo", "plain", "docusaurus", "vitepress", "nextjs", "sphinx", "starlight"
+    "mkdocs", "hugo", "plain", "docusaurus", "vitepress", "nextjs", "sphinx", "starlight", "web"
 ]
 MD_SUFFIXES = (".md", ".markdown", ".mdx")
 RST_SUFFIXES = (".rst.txt", ".rst")

@@ -130,15 +130,19 @@ def read_docs(
     for page in b.pages.values():
         page_links(b, page)
         front_matter_edges(b, page)
-    return _finish(b, schema, time.perf_counter() - started)
+    return finish(b, schema, time.perf_counter() - started)
 
 
-def _finish(b: Builder, declared: Schema | None, seconds: float) -> DocsBatch:
-    """Freeze the draft into a batch with its schema, stats and report."""
+def finish(
+    b: Builder, declared: Schema | None, seconds: float, root: str | None = None
+) -> DocsBatch:
+    """Freeze the draft into a batch with its schema, stats and report (every reader of
+    docs ends here: a tree's, a crawled site's; ``root`` names what was read, when it is not
+    the tree's folder)."""
     nodes, edge_counts, dropped = b.graph.build()
     head = {
         "shape": b.site.shape,
-        "root": str(b.site.base),
+        "root": root or str(b.site.base),
         "docs_root": b.shown(b.site.docs_root) or ".",
         "seconds": round(seconds, 3),
     }

@@ -3,8 +3,8 @@
 MkDocs and Hugo: directory URLs (``/a/b/``; MkDocs ``/a/b.html`` without
 ``use_directory_urls``; Hugo's own rules in :mod:`~cogitave.ingest.docs.hugo_urls`); Sphinx:
 ``.html``; Docusaurus, Next.js and VitePress with clean URLs: no trailing slash; Starlight:
-lower-cased with one. VitePress ``rewrites`` (path-to-regexp ``:param`` patterns) move a page
-first.
+lower-cased with one; a crawled page (``web``): the URL it was found at. VitePress
+``rewrites`` (path-to-regexp ``:param`` patterns) move a page first.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ def url_of(site: Site, rel: str, front: Mapping[str, Any]) -> str:
 def page_url(shape: Shape, rel: str, front: Mapping[str, Any], site: Site | None = None) -> str:
     """The site URL path of a page, as its generator builds it (MkDocs and Hugo: directory
     URLs; Sphinx: ``.html``; Docusaurus, Next.js, VitePress clean URLs: no trailing slash)."""
+    if shape == "web":  # a crawled page: the URL it was found at (below the site's base)
+        return str(front.get("url") or "/" + strip_md(rel))
     if site is not None and site.rewrites:
         rel = rewrite_path(rel, site.rewrites)
     stem = strip_md(rel)

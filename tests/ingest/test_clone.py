@@ -1,0 +1,123 @@
+"""A git repository as a source: ``git+URL[@REF][#SUBDIR]`` parsed, cloned shallow from a
+local bare repository made in the test, read confined to the checkout, its commit and tag
+kept as provenance, and re-synced after a new commit."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cogitave import indexing
+from cogitave.errors import IngestError, InputError
+from cogitave.indexing import SourceSpec
+from cogitave.ingest.clone import checkout
+from cogitave.ingest.remote import GitSource, WebSource, locate, parse_git
+from cogitave.libraries.collection import LibraryCollection
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+DOCS = {
+    "README.md": "# Tool\n",
+    "docs/mkdocs.yml": "site_name: Tool\nnav:\n  - index.md\n  - usage.md\n",
+    "docs/docs/index.md": "# Tool\n\nThe tool turns widgets into gadgets.\n",
+    "docs/docs/usage.md": "# Usage\n\nRun the tool on widgets.\n\n## Flags\n\nUse --fast.\n",
+}
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
+    out = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+    return out.stdout.decode().strip()
+
+
+def commit(work: Path, files: dict[str, str], message: str) -> str:
+    for rel, text in files.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text(text)
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", message)
+    return git(work, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> tuple[Path, Path]:
+    """(a work tree, the bare repository it pushes to), one tagged commit pushed."""
+    work, bare = tmp_path / "work", tmp_path / "tool.git"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    commit(work, DOCS, "docs")
+    os.symlink("/etc/passwd", work / "docs" / "docs" / "passwd.md")
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "a link out")
+    git(work, "tag", "-a", "v1.2.0", "-m", "release")
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(work, "push", "-q", str(bare), "main", "--tags")
+    return work, bare
+
+
+def test_what_a_source_argument_names(tmp_path: Path) -> None:
+    g = parse_git("git+https://github.com/org/repo.git@v2.0#docs/en")
+    assert (g.url, g.ref, g.subdir) == ("https://github.com/org/repo.git", "v2.0", "docs/en")
+    ssh = parse_git("git+ssh://git@host.example/org/repo")
+    assert (ssh.url, ssh.ref) == ("ssh://git@host.example/org/repo", None)
+    assert parse_git("git+file:///srv/repo.git@main").ref == "main"
+    for bad in ("git+https://h/r@--upload-pack=x", "git+https://h/r#../..", "git+ftp://h/r"):
+        with pytest.raises(InputError):
+            parse_git(bad)
+    assert isinstance(locate("https://docs.python.org/3/"), WebSource)
+    assert locate("some/folder") == Path("some/folder")
+    with pytest.raises(InputError):
+        locate("ftp://example.org/docs")
+    bare = tmp_path / "b.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    assert isinstance(locate(str(bare)), GitSource)
+
+
+def test_a_shallow_checkout_is_confined(repo: tuple[Path, Path], tmp_path: Path) -> None:
+    work, bare = repo
+    got = checkout(parse_git(f"git+file://{bare}@v1.2.0#docs"), tmp_path / "cache")
+    assert got.commit == git(work, "rev-parse", "HEAD") and got.tag == "v1.2.0"
+    assert got.path == got.root / "docs" and (got.path / "mkdocs.yml").is_file()
+    assert git(got.root, "rev-list", "--count", "HEAD") == "1"  # shallow
+    link = got.path / "docs" / "passwd.md"
+    assert not link.is_symlink() and link.read_text() == "/etc/passwd"
+    with pytest.raises(IngestError, match="no folder"):
+        checkout(parse_git(f"git+file://{bare}#nothere"), tmp_path / "cache")
+    with pytest.raises(IngestError, match="git fetch"):
+        checkout(parse_git(f"git+file://{tmp_path}/missing.git"), tmp_path / "cache")
+
+
+def test_index_a_repository_then_resync(
+    repo: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work, bare = repo
+    monkeypatch.setenv("COGITAVE_CACHE", str(tmp_path / "cache"))
+    col = tmp_path / "libs"
+    LibraryCollection.create(col, encoder=None)
+    text = f"git+file://{bare}#docs"
+    first = indexing.index(SourceSpec(locate(text), col))
+    assert first.library == "tool@1.2.0"  # the version defaults to the tag
+    (entry,) = LibraryCollection.open(col).libraries()
+    assert entry.source == text and entry.commit == git(work, "rev-parse", "HEAD")
+    uids = set(first.published.added) if first.published else set()
+    assert {"tool@1.2.0:usage", "tool@1.2.0:usage#flags"} <= uids
+    assert not any("passwd" in u and "root:" in u for u in uids)
+    # a new commit: only what changed is written
+    new = commit(work, {"docs/docs/usage.md": DOCS["docs/docs/usage.md"] + "\nMore words.\n"},
+                 "more")  # fmt: skip
+    git(work, "push", "-q", str(bare), "main")
+    again = indexing.index(SourceSpec(locate(text), col, version="1.2.0"))
+    assert again.published is not None
+    assert again.published.changed == ["tool@1.2.0:usage", "tool@1.2.0:usage#flags"]
+    assert not again.published.added and not again.published.deleted
+    (entry,) = LibraryCollection.open(col).libraries()
+    assert entry.commit == new
+    lib = json.loads((col / "LIBRARIES.json").read_text())
+    assert lib["libraries"][0]["commit"] == new
