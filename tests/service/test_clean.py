@@ -28,6 +28,7 @@ from cogitave.service.clean import clean_block, demote, html_table
             "| a | b |\n|:---|---:|\n| one | two \\| three |",
         ),
         ("```\ncode\n```", "```\ncode\n```"),
+        ("```{code-block} python\n:linenos:\nx = 1\n```", "```python\n:linenos:\nx = 1\n```"),
         ('<div class="termy">\n\n$ pip install x\n\n</div>', "$ pip install x"),
         ('Look: <img src="/a.png" alt="the flow" class="x">.', "Look: (image: the flow)."),
         ('<img src="/a.png">Done', "Done"),

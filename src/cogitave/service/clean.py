@@ -16,7 +16,10 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-_FENCE_LINE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([\w+#.-]*)[^\n]*$")
+_FENCE_LINE = re.compile(
+    r"^( {0,3})(`{3,}|~{3,})\s*(?:\{(?:code-block|code|sourcecode)\}\s*)?([\w+#.-]*)[^\n]*$"
+)
+"""A fence line: indent, fence, language (MyST's ``{code-block} python`` gives ``python``)."""
 _FILE_ATTR = re.compile(
     r"""\b(?:title|file|filename|name)\s*=\s*(?:"([^"]+)"|'([^']+)'|([^\s}"']+))"""
     r"|\[([^\]\s]+)\]"
