@@ -70,6 +70,17 @@ _DATED_PATH = re.compile(
     r"(?:^|/)(?:19|20)\d\d/(?:0?[1-9]|1[0-2])/|(?:^|/)(?:19|20)\d\d-\d\d-\d\d-"
 )
 _ANNOUNCEMENT_TITLE = re.compile(r"^\s*announcing\b", re.IGNORECASE)
+
+
+def _segment(names: frozenset[str]) -> re.Pattern[str]:
+    """A path segment that is one of ``names`` once its extension is dropped (one regex
+    search per name: a split and a set test per segment cost 27 us a page)."""
+    alts = "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
+    return re.compile(rf"(?:^|/)(?:{alts})(?:\.[^./]*)?(?:/|$)", re.IGNORECASE)
+
+
+_NOTES_SEGMENT = _segment(_NOTES_SEGMENTS)
+_BLOG_SEGMENT = _segment(_BLOG_SEGMENTS)
 # Words of a query that asks for the history itself (the demotion is then off). Not "post"
 # (an HTTP method) nor "release" (of a lock, a connection): words that mean the history.
 _ASKS_HISTORY = re.compile(
@@ -150,9 +161,8 @@ class PagesResult:
 def is_release_notes(f: PageFacts) -> bool:
     """Release notes, changelogs and "what's new" pages, by a path segment or the title."""
     for name in (f.path, strip_host(f.url), f.uid.split("#", 1)[0]):
-        for seg in name.strip("/").split("/"):
-            if seg.rsplit(".", 1)[0].casefold() in _NOTES_SEGMENTS:
-                return True
+        if _NOTES_SEGMENT.search(name.strip("/")):
+            return True
     return bool(f.title) and f.kind in ("page", "node") and bool(_NOTES_TITLE.match(f.title))
 
 
@@ -161,9 +171,7 @@ def is_blog_post(f: PageFacts) -> bool:
     segment, a dated path, or a page titled "Announcing ..."."""
     for name in (f.path, strip_host(f.url), f.uid.split("#", 1)[0]):
         name = name.strip("/")
-        if _DATED_PATH.search(name):
-            return True
-        if any(seg.rsplit(".", 1)[0].casefold() in _BLOG_SEGMENTS for seg in name.split("/")):
+        if _DATED_PATH.search(name) or _BLOG_SEGMENT.search(name):
             return True
     return bool(f.title) and f.kind in ("page", "node") and bool(_ANNOUNCEMENT_TITLE.match(f.title))
 
