@@ -12,6 +12,7 @@ from cogitave.eval.docs import (
     UrlQuestion,
     answer_tokens,
     evaluate_questions,
+    hit_keys,
     normalise,
     page_run,
     read_url_questions,
@@ -175,3 +176,13 @@ def test_duplicate_qid_is_an_error(tmp_path):
     p.write_text(line + "\n" + line + "\n")
     with pytest.raises(IngestError, match=r"dup.jsonl:2: duplicate qid"):
         read_url_questions(p)
+
+
+def test_a_library_collections_uid_names_the_page_as_the_librarys_own_does() -> None:
+    """A judgment written against one library's collection grades the same hit in a
+    collection of libraries, whose uids carry ``name@version:``."""
+    own = hit("config/index#env", url="https://vite.dev/config/#env", path="config/index.md")
+    shared = hit("vite@8.2.2:config/index#env", url=own.url, path=own.path)
+    assert hit_keys(shared) == hit_keys(own)
+    assert "config/index" in hit_keys(shared)[1]
+    assert hit_keys(hit("a:b@1:c"))[1] == {"a:b@1:c"}  # not a library prefix: kept whole

@@ -140,11 +140,18 @@ def normalise(ref: str) -> str:
     return s
 
 
+_LIBRARY_PREFIX = re.compile(r"^[^:/#]+@[^:/#]+:")
+"""``name@version:`` before a uid in a collection of libraries: a judgment names the page as
+the library's own collection does."""
+
+
 def hit_keys(hit: Hit) -> tuple[str, set[str]]:
-    """A hit's page identity and every key a judgment may name its page by."""
-    keys = {normalise(x) for x in (hit.url, hit.path, hit.uid) if x}
+    """A hit's page identity and every key a judgment may name its page by (a uid without
+    its library's ``name@version:``)."""
+    uid = _LIBRARY_PREFIX.sub("", hit.uid)
+    keys = {normalise(x) for x in (hit.url, hit.path, uid) if x}
     keys.discard("")
-    ident = normalise(hit.path) or normalise(hit.url) or normalise(hit.uid) or hit.uid
+    ident = normalise(hit.path) or normalise(hit.url) or normalise(uid) or uid
     return ident, keys
 
 
