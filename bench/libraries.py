@@ -142,7 +142,7 @@ def main() -> None:
     trees = docs_quality.trees(args.data)
     scoped_ms: list[float] = []
     all_ms: list[float] = []
-    for name in ("fastapi", "hugo", "cogitave"):
+    for name in ("fastapi", "hugo", "cogitave", "vite"):
         qfile = QUESTIONS / f"{name}.jsonl"
         if not qfile.is_file() or name not in {e.key for e in lib.libraries()}:
             continue
