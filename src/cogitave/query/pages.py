@@ -218,9 +218,7 @@ def arrange(
     out_scores = np.asarray(scores, np.float64)[keep].copy()
     demoted: list[str] = []
     for j, f in enumerate(fs):
-        if (opts.demote_release_notes and f.history) or (
-            opts.demote and _matches(f, opts.demote)
-        ):
+        if (opts.demote_release_notes and f.history) or (opts.demote and _matches(f, opts.demote)):
             out_scores[j] *= opts.demote_factor
             demoted.append(f.uid)
     if demoted:
