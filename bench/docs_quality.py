@@ -19,10 +19,12 @@ mean tokens it takes. ``--write`` replaces their section of ``bench/RESULTS.md``
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from _defaults import with_default_settings
@@ -39,6 +41,8 @@ from cogitave.eval.docs import (
 )
 from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
 from cogitave.ingest.docs import read_docs as read_markdown
+from cogitave.nodes import Node
+from cogitave.sync import node_hash
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache" / "docs_quality"
@@ -83,22 +87,43 @@ def cache_of(encoder: str) -> Path:
     return CACHE.with_name(f"docs_quality-{name.split('/')[-1]}")
 
 
+# Trees that change under the bench (this project's own docs): a cached build is checked
+# against what the tree reads today and built again when it differs. The others are fixed
+# checkouts, and reading Python's 19,279 nodes only to check costs a minute.
+LIVE_TREES = frozenset({"cogitave"})
+
+
+def _digest(nodes: Sequence[Node]) -> str:
+    """One hash of every node a tree reads (uid and content), order-free."""
+    h = hashlib.sha256()
+    for line in sorted(f"{n.uid}\t{node_hash(n)}" for n in nodes):
+        h.update(line.encode())
+    return h.hexdigest()[:16]
+
+
 def build(
     name: str, tree: Path, *, rebuild: bool = False, encoder: str = DEFAULT_ENCODER
 ) -> Collection:
     """The cached collection of ``tree``, built with ``encoder`` when missing."""
     path = cache_of(encoder) / name
     done = path / ".built"
+    batch = None
     if done.is_file() and not rebuild:
-        return with_default_settings(Collection.open(path, encoder=canonical_name(encoder)))
+        if name not in LIVE_TREES:
+            return with_default_settings(Collection.open(path, encoder=canonical_name(encoder)))
+        batch = read_markdown(tree, base_url=BASE_URLS.get(name))
+        if _digest(batch.nodes) in done.read_text():
+            return with_default_settings(Collection.open(path, encoder=canonical_name(encoder)))
+        print(f"{name}: its docs changed since the cached build; building again", flush=True)
     if path.exists():
         shutil.rmtree(path)
     t0 = time.perf_counter()
-    batch = read_markdown(tree, base_url=BASE_URLS.get(name))
+    batch = batch or read_markdown(tree, base_url=BASE_URLS.get(name))
     col = Collection.create(path, batch.schema, encoder=encoder)
     col.add(batch.nodes)
     col.publish()
-    done.write_text(f"{len(batch.nodes)} nodes in {time.perf_counter() - t0:.0f} s\n")
+    took = time.perf_counter() - t0
+    done.write_text(f"{len(batch.nodes)} nodes in {took:.0f} s\ndigest {_digest(batch.nodes)}\n")
     print(f"built {name}: {done.read_text().strip()}", flush=True)
     return col
 
