@@ -28,14 +28,11 @@ from cogitave.nodes import Node
 from cogitave.publish import Progress, Published, configure, empty_manifest, publish, reembed
 from cogitave.publish import sync as sync_source
 from cogitave.query.types import SearchRequest, SearchResponse
-from cogitave.reader import Reader
+from cogitave.reader import FOLLOW_INTERVAL, Follower, Reader
 from cogitave.schema import Schema
 from cogitave.store.roots import DEFAULT_RETENTION, RootInfo, RootStore
 from cogitave.store.snapshot import Snapshot
 from cogitave.sync import SourceUpdate, read_sources, source_object, source_sizes
-
-FOLLOW_INTERVAL = 0.25
-"""Seconds between two looks at HEAD when following it (a ``stat``; a read when it moved)."""
 
 
 class _Snapshots:
@@ -104,8 +101,7 @@ class Collection(Reader):
         super().__init__(self._snaps)
         self.changed_at: float | None = None
         """Wall time the collection last moved to a root another writer published."""
-        self._follower: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._following = Follower(self.refresh, self._forget_head)
 
     # -- lifecycle --------------------------------------------------------------------------
     @classmethod
@@ -327,26 +323,15 @@ class Collection(Reader):
     def follow(self, interval: float = FOLLOW_INTERVAL) -> None:
         """Follow HEAD from a background thread (servers call this once); a root that fails
         to open is retried on the next look and the current one kept meanwhile."""
-        if self._follower is not None or self._pinned:
-            return
-        self._stop.clear()
+        if not self._pinned:
+            self._following.start(interval)
 
-        def loop() -> None:
-            while not self._stop.wait(interval):
-                try:
-                    self.refresh()
-                except Exception:  # e.g. a root retired mid-open: keep serving, look again
-                    self._head_sig = None
-
-        self._follower = threading.Thread(target=loop, name="cogitave-follow", daemon=True)
-        self._follower.start()
+    def _forget_head(self) -> None:
+        self._head_sig = None  # e.g. a root retired mid-open: keep serving, look again
 
     def unfollow(self) -> None:
         """Stop following HEAD."""
-        self._stop.set()
-        if self._follower is not None:
-            self._follower.join()
-        self._follower = None
+        self._following.stop()
 
 
 def library_name(store: RootStore, snapshot: Snapshot) -> str:

@@ -13,6 +13,7 @@ answers the same on either.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -29,6 +30,45 @@ from cogitave.query.types import SearchRequest, SearchResponse
 from cogitave.schema import EDGE_LABELS, Schema
 from cogitave.store.port import ReadPort
 from cogitave.store.roots import RootInfo
+
+FOLLOW_INTERVAL = 0.25
+"""Seconds between two looks at what writers published when following (a ``stat``; a read
+when it moved)."""
+
+
+class Follower:
+    """A background thread that calls ``look`` every ``interval`` seconds until stopped (a
+    reader following what writers publish). A look that raises calls ``forget``, so the next
+    one starts afresh, and the thread keeps following: a root or manifest caught mid-replace
+    is looked at again rather than ending the serving."""
+
+    def __init__(self, look: Callable[[], object], forget: Callable[[], None]) -> None:
+        self._look, self._forget = look, forget
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def start(self, interval: float) -> None:
+        """Start following (once: a second call while following does nothing)."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    self._look()
+                except Exception:
+                    self._forget()
+
+        self._thread = threading.Thread(target=loop, name="cogitave-follow", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop following and wait for the thread."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._thread = None
 
 
 class Ports(Protocol):

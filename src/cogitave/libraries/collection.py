@@ -49,7 +49,7 @@ from cogitave.libraries.project import match_version, read_project
 from cogitave.nodes import Edge, Node, local_uid, uid_namespace
 from cogitave.publish import Progress, Published
 from cogitave.query.types import SearchRequest, SearchResponse
-from cogitave.reader import Reader
+from cogitave.reader import FOLLOW_INTERVAL, Follower, Reader
 from cogitave.schema import Schema
 from cogitave.store.graph import publish_graph
 from cogitave.store.manifest import Manifest
@@ -150,8 +150,7 @@ class LibraryCollection(Reader):
         """Library key -> the version a project uses (:meth:`pin`, :meth:`use_project`)."""
         self.excluded: set[str] = set()
         """Libraries a project uses at a version no held version fits: read only by name."""
-        self._follower: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._following = Follower(self.refresh, self._forget_manifest)
         super().__init__(_LibraryPorts(self))
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -193,26 +192,15 @@ class LibraryCollection(Reader):
             self.manifest, self._sig = manifest, sig
         return True
 
-    def follow(self, interval: float = 0.25) -> None:
+    def follow(self, interval: float = FOLLOW_INTERVAL) -> None:
         """Follow what writers publish, from a background thread (servers call this once)."""
-        if self._follower is not None:
-            return
+        self._following.start(interval)
 
-        def loop() -> None:
-            while not self._stop.wait(interval):
-                try:
-                    self.refresh()
-                except Exception:  # a manifest mid-replace: look again
-                    self._sig = None
-
-        self._follower = threading.Thread(target=loop, name="cogitave-follow", daemon=True)
-        self._follower.start()
+    def _forget_manifest(self) -> None:
+        self._sig = None  # a manifest mid-replace: look again
 
     def unfollow(self) -> None:
-        self._stop.set()
-        if self._follower is not None:
-            self._follower.join()
-        self._follower = None
+        self._following.stop()
 
     # -- which versions a read covers -------------------------------------------------------
     def pin(self, key: str, pin: Pin | None) -> None:
