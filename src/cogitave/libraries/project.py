@@ -222,6 +222,11 @@ class _Project:
         self.warnings: list[str] = []
         self.decls: list[_Decl] = []
         self.locks: list[_Lock] = []
+        # the root's workspace member patterns, and those it excludes
+        self.member_globs: list[str] = []
+        self.member_excludes: list[str] = []
+        # the packages the project (root and members) publishes itself: not dependencies
+        self.own: set[str] = set()
 
     def rel(self, path: Path) -> str:
         """The name a file goes by: relative to the project folder (a link keeps its own name)."""
@@ -420,6 +425,8 @@ def _read_pyproject(project: _Project, path: Path, rel: str) -> None:
             out.append(_requirement_decl(text, rel, dev, where))
 
     meta = _opt_table(data, "project", "")
+    if isinstance(meta.get("name"), str):
+        project.own.add(normalise(meta["name"], "python"))
     if "dependencies" in meta:
         requirements(meta["dependencies"], "[project] dependencies", False)
     extras = _opt_table(meta, "optional-dependencies", "[project] ")
@@ -451,6 +458,10 @@ def _read_pyproject(project: _Project, path: Path, rel: str) -> None:
     uv = _opt_table(tool, "uv", "[tool] ")
     if "dev-dependencies" in uv:
         requirements(uv["dev-dependencies"], "[tool.uv] dev-dependencies", True)
+    if rel == "pyproject.toml":  # the root's workspace (a member's would be its own)
+        ws = _opt_table(uv, "workspace", "[tool.uv] ")
+        project.member_globs += _strings(ws.get("members", []), "[tool.uv.workspace] members")
+        project.member_excludes += _strings(ws.get("exclude", []), "[tool.uv.workspace] exclude")
     project.decls.extend(out)
 
 
@@ -728,6 +739,13 @@ _EXACT_SEMVER = re.compile(r"=?\s*v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z
 
 def _read_package_json(project: _Project, path: Path, rel: str) -> None:
     data = _json(path)
+    if isinstance(data.get("name"), str):
+        project.own.add(normalise(data["name"], "npm"))
+    if rel == "package.json":  # npm, yarn and bun workspaces: a list or {packages: [...]}
+        spaces = data.get("workspaces", [])
+        if isinstance(spaces, dict):
+            spaces = spaces.get("packages", [])
+        project.member_globs += _strings(spaces, "workspaces")
     for section, dev in _NPM_SECTIONS:
         for install, spec in _opt_table(data, section, "").items():
             name, range_ = _npm_alias(install, _str(spec, f"{section} {install}").strip())
@@ -950,44 +968,21 @@ MAX_MEMBERS = 200
 """Workspace members read at most (a glob such as ``packages/*`` may match many folders)."""
 
 
-def _member_globs(folder: Path) -> tuple[list[str], list[str]]:
-    """The workspace member patterns the project's root declares, and those it excludes: uv
-    ``[tool.uv.workspace] members`` / ``exclude``, npm, yarn and bun ``workspaces`` (a list, or
-    ``{packages: [...]}``), pnpm ``pnpm-workspace.yaml`` ``packages`` (``!`` excludes). A file
-    that cannot be read gives none (its own reading warns)."""
-    include: list[str] = []
-    exclude: list[str] = []
-    try:
-        ws = _toml(folder / "pyproject.toml").get("tool", {}).get("uv", {}).get("workspace", {})
-        include += [m for m in ws.get("members", []) if isinstance(m, str)]
-        exclude += [m for m in ws.get("exclude", []) if isinstance(m, str)]
-    except (OSError, ValueError, TypeError, AttributeError, _Malformed):
-        pass
-    try:
-        spaces = _json(folder / "package.json").get("workspaces", [])
-        if isinstance(spaces, dict):
-            spaces = spaces.get("packages", [])
-        include += [m for m in spaces if isinstance(m, str)]
-    except (OSError, ValueError, TypeError, AttributeError, _Malformed):
-        pass
-    try:
-        pnpm = _yaml(_text(folder / "pnpm-workspace.yaml")).get("packages", [])
-        include += [m for m in pnpm if isinstance(m, str) and not m.startswith("!")]
-        exclude += [m[1:] for m in pnpm if isinstance(m, str) and m.startswith("!")]
-    except (OSError, ValueError, TypeError, AttributeError, _Malformed, yaml.YAMLError):
-        pass
-    return include, exclude
+def _read_pnpm_workspace(project: _Project, path: Path, rel: str) -> None:
+    """``pnpm-workspace.yaml``: ``packages`` patterns (``!`` excludes)."""
+    patterns = _strings(_yaml(_text(path)).get("packages", []), "packages")
+    project.member_globs += [m for m in patterns if not m.startswith("!")]
+    project.member_excludes += [m[1:] for m in patterns if m.startswith("!")]
 
 
 def _members(project: _Project) -> list[Path]:
     """The workspace member folders inside the project (a pattern reaching outside it, or a
     link to outside, is skipped with a warning)."""
-    include, exclude = _member_globs(project.root)
     skip: set[Path] = set()
-    for pattern in exclude:
+    for pattern in project.member_excludes:
         skip.update(p.resolve() for p in _glob(project, pattern))
     out: list[Path] = []
-    for pattern in include:
+    for pattern in project.member_globs:
         for path in _glob(project, pattern):
             real = path.resolve()
             if real == project.real_root or real in skip or not path.is_dir():
@@ -1035,17 +1030,15 @@ def read_project(folder: Path) -> ProjectDeps:
     for name, reader in _PYTHON_LOCKS:
         project.read(name, reader)
     project.read("package.json", _read_package_json)
-    local: set[str] = set()  # the workspace's own packages: not dependencies
+    project.read("pnpm-workspace.yaml", _read_pnpm_workspace)
     for member in _members(project):
         for name, reader in (
             ("pyproject.toml", _read_pyproject),
             ("package.json", _read_package_json),
         ):
-            path = member / name
-            if path.is_file():
-                project.read_path(path, reader)
-                local |= _package_names(path)
-    project.decls = [d for d in project.decls if normalise(d.name, d.ecosystem) not in local]
+            if (member / name).is_file():
+                project.read_path(member / name, reader)
+    project.decls = [d for d in project.decls if normalise(d.name, d.ecosystem) not in project.own]
     for name, reader in _NPM_LOCKS:
         project.read(name, reader)
 
@@ -1059,18 +1052,6 @@ def read_project(folder: Path) -> ProjectDeps:
             dependencies.extend(_locked_only(locks))
     dependencies.sort(key=lambda d: (d.ecosystem, d.key))
     return ProjectDeps(tuple(dependencies), tuple(project.files), tuple(project.warnings))
-
-
-def _package_names(path: Path) -> set[str]:
-    """The name a workspace member publishes (normalised), if its manifest gives one."""
-    try:
-        if path.name == "pyproject.toml":
-            name = _toml(path).get("project", {}).get("name")
-            return {normalise(name, "python")} if isinstance(name, str) else set()
-        name = _json(path).get("name")
-        return {normalise(name, "npm")} if isinstance(name, str) else set()
-    except (OSError, ValueError, TypeError, AttributeError, _Malformed):
-        return set()
 
 
 def _declared(decls: list[_Decl], locks: list[_Lock]) -> Iterator[Dependency]:
