@@ -128,6 +128,18 @@ def term_evidence(explanation: str, terms: Sequence[str]) -> tuple[dict[str, int
     return tf, dl
 
 
+def freq_and_length(explanation: str) -> tuple[int, int]:
+    """The frequency and quantised field length a one-clause explanation reports (a phrase's,
+    whose block names no term: :func:`term_evidence` reads per-term blocks)."""
+    freq = dl = 0
+    for m in _EVIDENCE.finditer(explanation):
+        if m.group(2) == "freq":
+            freq = int(float(m.group(1)))
+        elif m.group(2) == "dl":
+            dl = int(float(m.group(1)))
+    return freq, dl
+
+
 def _walk(node: Mapping):
     yield node
     for child in node.get("details", ()) or ():

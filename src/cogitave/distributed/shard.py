@@ -8,7 +8,6 @@ the same object works in both places. Ids here are the shard's own nids; the vie
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from cogitave.distributed.bm25 import (
     FieldStats,
     GlobalTerms,
     field_stats_from_explain,
+    freq_and_length,
     idf,
     term_evidence,
     term_score,
@@ -36,7 +36,6 @@ from cogitave.store.snapshot import Snapshot
 # The first candidate list is this much deeper than asked; a shard deepens it (x4) only when
 # the bound of the module docstring of bm25.py is not met.
 _OVERFETCH = 1.25
-_FREQ_DL = re.compile(r'"value": ([0-9.eE+-]+),\s*"description": "(freq|dl), ')
 _WHOLE_POSTINGS = 4096
 """A term in at most this many documents is scored over its whole posting list instead of a
 search restricted to the candidates (the restriction costs about 1 ms to set up)."""
@@ -345,7 +344,7 @@ class ShardServer:
                     score[j] = sc
             has = score > 0
             for j in np.flatnonzero(has & (dl == 0)).tolist():
-                _, dl[j] = _freq_and_length(phrase.explain(lex.searcher, hits[j][1]).to_json())
+                _, dl[j] = freq_and_length(phrase.explain(lex.searcher, hits[j][1]).to_json())
                 lengths[int(nids[j])] = int(dl[j])
             norm = K1 * (np.float32(1.0) - B + B * dl.astype(np.float32) / local.avgdl)
             w = np.float32(local_idf * (np.float32(1.0) + K1))
@@ -355,7 +354,7 @@ class ShardServer:
             back = w * f / (f + norm)
             bad = has & (np.abs(back - score) > score * np.float32(2e-6))
             for j in np.flatnonzero(bad).tolist():
-                pf[k, j], _ = _freq_and_length(phrase.explain(lex.searcher, hits[j][1]).to_json())
+                pf[k, j], _ = freq_and_length(phrase.explain(lex.searcher, hits[j][1]).to_json())
         return pf
 
     # -- the rest of the port, in local nids --------------------------------------------------
@@ -408,14 +407,3 @@ def _idf_sum(idfs: Iterable[np.float32]) -> np.float32:
     for x in idfs:
         total = np.float32(total + x)
     return total
-
-
-def _freq_and_length(explanation: str) -> tuple[int, int]:
-    """The frequency and field length a one-clause explanation (a phrase's) reports."""
-    freq, dl = 0, 0
-    for m in _FREQ_DL.finditer(explanation):
-        if m.group(2) == "freq":
-            freq = int(float(m.group(1)))
-        else:
-            dl = int(float(m.group(1)))
-    return freq, dl
