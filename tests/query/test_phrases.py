@@ -61,7 +61,9 @@ def search(col: Collection, query: str, weight: float) -> list[str]:
         ("COVID-19 vaccine", [("covid", "19")]),
         ("-many-to-many one", []),  # excluded, not a phrase to match
         ('-"link table" one', []),
-        ("hugo server --port 1314", []),  # a flag is not a compound
+        ("hugo server --port 1314", []),  # a one-word flag is not a compound
+        # a flag is a word, never an exclusion, as parse() reads it: its words still match
+        ("uvicorn --root-path /api/v1", [("root", "path"), ("api", "v1")]),
         ('"single"', []),
     ],
 )

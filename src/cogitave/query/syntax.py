@@ -141,12 +141,15 @@ def phrases(query: str) -> tuple[tuple[str, ...], ...]:
     excluded one (``-"a b"``, ``-x-y``) left out."""
     out: dict[tuple[str, ...], None] = {}
     for m in _PIECE.finditer(query):
-        if m.group("sign") == "-":
+        word = m.group("word")
+        flag = m.group("dim") is None and word is not None and _not_an_operator(word)
+        if m.group("sign") == "-" and not flag:  # excluded, as parse() reads it
             continue
         if m.group("phrase") is not None:
             texts = [m.group("phrase")]
         else:  # the whole piece: ``std::fs`` is read as a ``dim:`` prefix by the pattern
-            texts = [c.group(0) for c in _COMPOUND.finditer(m.group(0).lstrip("+"))]
+            piece = m.group(0).lstrip("+-/")  # ``--root-path``, ``/api/v1``: words too
+            texts = [c.group(0) for c in _COMPOUND.finditer(piece)]
         for text in texts:
             stems = tuple(analysis.stems(text))
             if 2 <= len(stems) <= MAX_PHRASE_WORDS:
