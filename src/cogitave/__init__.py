@@ -1,7 +1,6 @@
 """Cogitave Query: a hybrid retrieval engine for documentation and knowledge graphs."""
 
 import os
-from importlib import metadata
 
 # Per-query linear algebra is small (matrix-vector products over a few thousand rows): BLAS
 # threads only contend with concurrent requests and the encoder's own threads. A value the
@@ -24,10 +23,13 @@ __all__ = [
     "SearchResponse",
     "TailRule",
 ]
-__version__ = metadata.version("cogitave-query")  # one place: pyproject.toml
 
 
 def __getattr__(name: str) -> object:
+    if name == "__version__":  # one place, pyproject.toml (metadata costs 70 ms to import)
+        from importlib import metadata
+
+        return metadata.version("cogitave-query")
     # The facade pulls in tantivy and numpy; keep `import cogitave` cheap for the CLI's --help.
     if name == "Collection":
         from cogitave.collection import Collection

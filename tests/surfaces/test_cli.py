@@ -264,3 +264,13 @@ def test_piped_output_is_never_wrapped_or_cut(tmp_path):
     assert url not in narrow.stdout
     bad = run_cli("--width", "3", "roots", "--collection", col, ok=False)
     assert bad.returncode == 2 and "--width" in bad.stderr
+
+
+def test_version_is_the_packages() -> None:
+    from importlib import metadata
+
+    import cogitave
+
+    want = metadata.version("cogitave-query")
+    assert cogitave.__version__ == want
+    assert run_cli("--version").stdout.strip() == f"cogitave {want}"
