@@ -101,7 +101,9 @@ class Collection(Reader):
         super().__init__(self._snaps)
         self.changed_at: float | None = None
         """Wall time the collection last moved to a root another writer published."""
-        self._following = Follower(self.refresh, self._forget_head)
+        # made when following starts: it holds the collection, which must stay collectable
+        # (its reader pin is released when it is) while nobody follows
+        self._following: Follower | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
     @classmethod
@@ -323,15 +325,20 @@ class Collection(Reader):
     def follow(self, interval: float = FOLLOW_INTERVAL) -> None:
         """Follow HEAD from a background thread (servers call this once); a root that fails
         to open is retried on the next look and the current one kept meanwhile."""
-        if not self._pinned:
-            self._following.start(interval)
+        if self._pinned:
+            return
+        if self._following is None:
+            self._following = Follower(self.refresh, self._forget_head)
+        self._following.start(interval)
 
     def _forget_head(self) -> None:
         self._head_sig = None  # e.g. a root retired mid-open: keep serving, look again
 
     def unfollow(self) -> None:
         """Stop following HEAD."""
-        self._following.stop()
+        if self._following is not None:
+            self._following.stop()
+        self._following = None
 
 
 def library_name(store: RootStore, snapshot: Snapshot) -> str:

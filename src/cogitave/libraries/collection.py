@@ -150,7 +150,9 @@ class LibraryCollection(Reader):
         """Library key -> the version a project uses (:meth:`pin`, :meth:`use_project`)."""
         self.excluded: set[str] = set()
         """Libraries a project uses at a version no held version fits: read only by name."""
-        self._following = Follower(self.refresh, self._forget_manifest)
+        # made when following starts: it holds the collection, which must stay collectable
+        # (its reader pin is released when it is) while nobody follows
+        self._following: Follower | None = None
         super().__init__(_LibraryPorts(self))
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -194,13 +196,17 @@ class LibraryCollection(Reader):
 
     def follow(self, interval: float = FOLLOW_INTERVAL) -> None:
         """Follow what writers publish, from a background thread (servers call this once)."""
+        if self._following is None:
+            self._following = Follower(self.refresh, self._forget_manifest)
         self._following.start(interval)
 
     def _forget_manifest(self) -> None:
         self._sig = None  # a manifest mid-replace: look again
 
     def unfollow(self) -> None:
-        self._following.stop()
+        if self._following is not None:
+            self._following.stop()
+        self._following = None
 
     # -- which versions a read covers -------------------------------------------------------
     def pin(self, key: str, pin: Pin | None) -> None:
