@@ -128,7 +128,9 @@ def run(col: Collection, queries: list[str], limit: int) -> list[dict[str, Any]]
             ms_u: list[float] = []
             for q in queries:
                 base = {"query": q, "limit": limit, "mode": mode}
-                query_encoder(snap.encoder_name or "").encode_queries([q])  # both legs hot
+                query_encoder(snap.encoder_name or "", snap.encoder_graph).encode_queries(
+                    [q]
+                )  # both legs hot
                 t_u, _ = timed(col, SearchRequest(**base))
                 t_f, res = timed(col, SearchRequest(**base, **f.request))
                 ms_u.append(t_u)

@@ -336,13 +336,13 @@ def measure(
     snap = col.snapshot
     lex = snap.lexical
     vec = snap.vectors[WHOLE]
-    encoder = get_encoder(snap.encoder_name or DEFAULT_ENCODER)
+    encoder = get_encoder(snap.encoder_name or DEFAULT_ENCODER, snap.encoder_graph)
     # warm-up: other queries through everything (model, caches, pages, lazy snapshot parts)
     for _, q in warm:
         col.search(SearchRequest(query=q))
         encoder.encode([q])
         lex.search(lex.query(ALL_FIELD, analysis.stems(q) or ["x"]), 100)
-    qenc = query_encoder(snap.encoder_name or DEFAULT_ENCODER)
+    qenc = query_encoder(snap.encoder_name or DEFAULT_ENCODER, snap.encoder_graph)
     rec = _Recorder(qenc.encoder)
     qenc.encoder = rec
     fresh_query_cache()

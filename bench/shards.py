@@ -135,7 +135,7 @@ def exact_dense(col: Collection, queries: dict[str, str]) -> dict[str, list[str]
     nids = snap.nodes.live_nids()
     vecs, _ = snap.vectors_of(WHOLE, nids)
     uids = np.asarray([snap.uid_of(int(n)) for n in nids])
-    enc = query_encoder(snap.encoder_name or "")
+    enc = query_encoder(snap.encoder_name or "", snap.encoder_graph)
     out = {}
     for qid, text in queries.items():
         sims = vecs @ enc.encode_queries([text])[0]

@@ -114,15 +114,17 @@ class Collection(Reader):
         *,
         encoder: str | None = DEFAULT_ENCODER,
         settings: Settings | None = None,
+        graph: str | None = None,
     ) -> Collection:
         """Create an empty collection (its first root has the schema and no nodes).
 
         ``encoder`` names the sentence encoder of the dense legs (``None``: BM25 only); it is
-        recorded in every root, and the collection always embeds with it."""
+        recorded in every root with the graph it runs (``graph``; None: the default), and
+        the collection always embeds with both."""
         store = RootStore(path)
         if store.exists():
             raise ConflictError(f"a collection already exists at {store.path}")
-        enc = load_encoder(encoder) if encoder else None
+        enc = load_encoder(encoder, graph) if encoder else None
         with store.writer_lock():
             store.init()
             rid = store.write_root(empty_manifest(schema, enc, settings))

@@ -33,6 +33,7 @@ from cogitave.expand.embed import (
     check_identity,
     encoder_identity,
     load_encoder,
+    recorded_graph,
     same_encoder,
 )
 from cogitave.expand.stats import CorpusStats, StatsBuilder
@@ -363,7 +364,8 @@ def _embed(
             step(len(new))
             return rows.astype(np.float32)
         check_identity(base.encoder, "this collection")
-        encoder = load_encoder(name)  # loaded only when some text is new
+        # the graph the collection's vectors came from; loaded only when some text is new
+        encoder = load_encoder(name, recorded_graph(base.encoder))
         if encoder.dim != width:
             raise EncoderError(
                 f"encoder {name!r} gives {encoder.dim}-d vectors, the collection stores {width}-d"

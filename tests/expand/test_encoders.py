@@ -18,6 +18,7 @@ from cogitave.errors import EncoderError, InputError
 from cogitave.expand import embed, graphs
 from cogitave.expand.embed import (
     DEFAULT_ENCODER,
+    EncoderUnavailable,
     OnnxBgeSmallEncoder,
     OnnxMiniLMEncoder,
     canonical_name,
@@ -27,7 +28,9 @@ from cogitave.expand.embed import (
     identity_conflicts,
     register_encoder,
 )
-from cogitave.expand.models import BGE_SMALL, MINILM
+from cogitave.expand.models import BGE_SMALL, MINILM, recorded_graph
+from cogitave.schema import WHOLE
+from cogitave.texts import embed_texts
 from tests.conftest import SCHEMA, make_nodes
 from tests.expand.helpers import REFERENCE_FILE as MINILM_REFERENCE
 from tests.expand.helpers import fixed_texts, text_key
@@ -228,18 +231,24 @@ def test_an_unwritable_cache_derives_in_memory(
     assert graph.origin == "memory" and isinstance(graph.source, bytes)
 
 
-def test_a_failed_derivation_runs_the_shipped_graph(
+def test_a_failed_derivation_is_an_error_never_another_graph(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """Vectors record their graph: running the shipped one in its place would be a silent
+    substitution, so the encoder is unavailable, with the reason and the way out."""
     monkeypatch.setenv(graphs.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv(graphs.GRAPH_ENV, raising=False)
 
     def broken(shipped: Path, recipe: object) -> bytes:
         raise ImportError("No module named 'onnx'")
 
     monkeypatch.setattr(graphs, "derive", broken)
     shipped = OnnxMiniLMEncoder().model_path
-    graph = graphs.load_graph(MINILM, shipped)
-    assert (graph.kind, graph.source) == (graphs.SHIPPED, shipped)
+    with pytest.raises(graphs.GraphUnavailable, match="No module named 'onnx'"):
+        graphs.load_graph(MINILM, shipped)
+    with pytest.raises(EncoderUnavailable, match=f"{graphs.GRAPH_ENV}=shipped"):
+        OnnxMiniLMEncoder().warm()
+    OnnxMiniLMEncoder(graph="shipped").warm()  # the shipped graph needs no deriving
 
 
 def test_the_cache_folder_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -272,7 +281,7 @@ def test_a_root_whose_encoder_differs_from_this_installation_is_refused(
     tmp_path: Path,
 ) -> None:
     col = Collection.create(tmp_path / "c", SCHEMA, encoder="bge")
-    assert col.snapshot.manifest.encoder == BGE_SMALL.identity()
+    assert col.snapshot.manifest.encoder == {**BGE_SMALL.identity(), "graph": "shipped"}
     changed = {**BGE_SMALL.identity(), "max_length": 256}
     assert identity_conflicts(changed) == ["max_length 256 (this installation: 512)"]
     _with_encoder_record(col, changed)
@@ -280,6 +289,64 @@ def test_a_root_whose_encoder_differs_from_this_installation_is_refused(
         Collection.open(tmp_path / "c")
     # An older root records name and width only: nothing else is compared.
     assert identity_conflicts({"name": MINILM.name, "dim": 384}) == []
+
+
+# -- the graph in the identity ----------------------------------------------------------------
+def test_a_collection_queries_and_embeds_with_the_graph_its_vectors_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two graphs of one model give vectors a little apart (cosine ~0.995): a root records its
+    graph, and both its new texts and its queries go through that graph, never the process
+    default; an older root without the key is the shipped graph's."""
+    monkeypatch.delenv(graphs.GRAPH_ENV, raising=False)
+    assert MINILM.fast_graph is not None
+    fast = MINILM.fast_graph.name
+    fresh = Collection.create(tmp_path / "fast", SCHEMA)
+    assert fresh.snapshot.manifest.encoder["graph"] == fast
+    assert fresh.snapshot.encoder_graph == fast
+
+    col = Collection.create(tmp_path / "old", SCHEMA, graph="shipped")
+    col.add(make_nodes(3))
+    col.publish()
+    assert col.snapshot.encoder_graph == "shipped"
+    shipped = OnnxMiniLMEncoder(graph="shipped")
+    derived = OnnxMiniLMEncoder(graph="fast")
+    q = "how are the measured values reported"
+    want = shipped.encode_queries([q])[0]
+    assert float(want @ derived.encode_queries([q])[0]) < 0.99999  # the graphs do differ
+    np.testing.assert_allclose(col.engine().embed([q])[0], want, atol=1e-5)
+    col.add(make_nodes(5)[3:])  # new texts in an old collection: the shipped graph again
+    col.publish()
+    snap = col.snapshot
+    nids = snap.nodes.live_nids()
+    assert len(nids) == 5
+    rows, _ = snap.vectors_of(WHOLE, nids)
+    texts = [embed_texts(snap.node(int(n)), snap.schema)[WHOLE] for n in nids.tolist()]
+    np.testing.assert_allclose(rows, shipped.encode(texts), atol=1e-4)
+    # a root from before graphs were recorded: the shipped graph's vectors
+    record = {k: v for k, v in col.snapshot.manifest.encoder.items() if k != "graph"}
+    assert recorded_graph(record) == "shipped"
+
+
+def test_a_graph_this_installation_cannot_run_is_refused(tmp_path: Path) -> None:
+    col = Collection.create(tmp_path / "c", SCHEMA)
+    _with_encoder_record(col, {**encoder_identity(get_encoder()), "graph": "int8-v99"})
+    with pytest.raises(EncoderError, match="graph 'int8-v99'"):
+        Collection.open(tmp_path / "c")
+    with pytest.raises(EncoderUnavailable, match="re-embed"):
+        OnnxMiniLMEncoder().with_graph("int8-v99")
+
+
+def test_settings_set_encoder_moves_a_collection_to_the_default_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(graphs.GRAPH_ENV, raising=False)
+    col = Collection.create(tmp_path / "c", SCHEMA, graph="shipped")
+    col.add(make_nodes(3))
+    col.publish()
+    rid, moved = col.reembed("minilm")
+    assert moved and col.snapshot.encoder_graph == get_encoder().graph_name  # type: ignore[attr-defined]
+    assert col.reembed("minilm") == (rid, False)
 
 
 def test_open_refuses_another_encoder_and_takes_aliases(tmp_path: Path) -> None:

@@ -3,7 +3,9 @@ refused whole when damaged, of another encoder, or naming anything but its own o
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import tarfile
 from dataclasses import replace
 from pathlib import Path
@@ -78,6 +80,36 @@ def test_a_pack_of_another_encoder_is_refused(
         other.import_pack(packed[1])
     assert [e.ref for e in other.libraries()] == ["x@1"]
     assert not [p for p in (tmp_path / "c" / "libs").iterdir() if p.name.startswith(".import")]
+
+
+def test_a_pack_of_another_graph_of_the_same_encoder_is_refused(tmp_path: Path) -> None:
+    """One query vector serves every library of a collection: a pack whose vectors came from
+    another graph of the same model (the shipped one, here) is refused, naming both."""
+    src = LibraryCollection.create(tmp_path / "src")  # the default encoder and graph
+    src.sync_library("Kit", "1.0", pages(3, 1), schema=SCHEMA, source="/kit")
+    pack = tmp_path / "kit.cogpack"
+    src.export_pack("kit@1.0", pack)
+    with tarfile.open(pack, "r:*") as tar:
+        root = json.loads(tar.extractfile("root.json").read())  # type: ignore[union-attr]
+    ours = root["encoder"]["graph"]
+    root["encoder"]["graph"] = "shipped"
+    new_root = json.dumps(root).encode()
+    new_id = hashlib.sha256(new_root).hexdigest()
+
+    def regraph(info: tarfile.TarInfo, data: bytes):  # type: ignore[no-untyped-def]
+        if info.name == "root.json":
+            data = new_root
+        elif info.name == "pack.json":
+            data = json.dumps({**json.loads(data), "root": new_id}).encode()
+        yield info, data
+
+    shipped = rewrite(pack, tmp_path / "shipped.cogpack", regraph)
+    dst = LibraryCollection.create(tmp_path / "dst")
+    dst.sync_library("x", "1", pages(3, 9), schema=SCHEMA, source="/x")
+    with pytest.raises(EncoderError, match=f"graph 'shipped'.*graph '{ours}'"):
+        dst.import_pack(shipped)
+    assert [e.ref for e in dst.libraries()] == ["x@1"]
+    assert dst.import_pack(pack).ref == "kit@1.0"  # the same graph is taken
 
 
 def rewrite(src: Path, dst: Path, change) -> Path:  # type: ignore[no-untyped-def]

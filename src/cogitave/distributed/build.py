@@ -35,6 +35,7 @@ from cogitave.distributed.layout import (
 from cogitave.errors import ConflictError, InputError
 from cogitave.expand import embed as embed_mod
 from cogitave.expand.embed import DEFAULT_BATCH_SIZE, Encoder, load_encoder
+from cogitave.expand.models import recorded_graph
 from cogitave.nodes import Node
 from cogitave.publish import empty_manifest, publish
 from cogitave.schema import Schema
@@ -47,10 +48,11 @@ Progress = Callable[[str, int, int], None]
 
 @dataclass(frozen=True)
 class _EncoderSpec:
-    """The name and width an empty root records (the encoder itself runs elsewhere)."""
+    """The name, width and graph an empty root records (the encoder itself runs elsewhere)."""
 
     name: str
     dim: int
+    graph_name: str | None = None
 
 
 def texts_to_embed(nodes: Sequence[Node], schema: Schema) -> list[str]:
@@ -63,17 +65,17 @@ def texts_to_embed(nodes: Sequence[Node], schema: Schema) -> list[str]:
     return list(out)
 
 
-def embed_local(name: str, texts: Sequence[str]) -> np.ndarray:
-    return load_encoder(name).encode(list(texts))
+def embed_local(name: str, graph: str | None, texts: Sequence[str]) -> np.ndarray:
+    return load_encoder(name, graph).encode(list(texts))
 
 
 class _EmbedActor:
     """One encoder per actor of the Ray Data pool."""
 
-    def __init__(self, name: str, factory: Callable[[], Encoder] | None) -> None:
+    def __init__(self, name: str, graph: str | None, factory: Callable[[], Encoder] | None) -> None:
         if factory is not None:  # an encoder registered in the driver only
             embed_mod.register_encoder(name, factory)
-        self.encoder = load_encoder(name)
+        self.encoder = load_encoder(name, graph)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         vecs = self.encoder.encode([str(t) for t in batch["text"]], batch_size=len(batch["text"]))
@@ -81,17 +83,21 @@ class _EmbedActor:
 
 
 def embed_ray(
-    name: str, texts: Sequence[str], actors: int, batch_size: int = DEFAULT_BATCH_SIZE
+    name: str,
+    graph: str | None,
+    texts: Sequence[str],
+    actors: int,
+    batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> np.ndarray:
     """Texts -> vectors with Ray Data: ``map_batches`` over a pool of ``actors`` encoders."""
     import ray.data
 
     if not texts:
-        return np.zeros((0, load_encoder(name).dim), np.float32)
+        return np.zeros((0, load_encoder(name, graph).dim), np.float32)
     ds = ray.data.from_items([{"i": i, "text": t} for i, t in enumerate(texts)])
     out = ds.map_batches(
         _EmbedActor,
-        fn_constructor_args=(name, _factory(name)),
+        fn_constructor_args=(name, graph, _factory(name)),
         batch_size=batch_size,
         batch_format="numpy",
         concurrency=actors,
@@ -113,7 +119,7 @@ def _factory(name: str) -> Callable[[], Encoder] | None:
 def write_shard(
     path: str,
     schema: dict[str, Any],
-    encoder: tuple[str, int] | None,
+    encoder: tuple[str, int, str | None] | None,
     settings: dict[str, Any] | None,
     adds: Sequence[Node],
     deletes: Sequence[str],
@@ -161,7 +167,8 @@ def build_sharded(
         base = first.read_root(old.shards[0].root)
         schema = Schema.from_dict(base.schema)
         name, dim = base.encoder_name, base.encoder_dim
-        enc = (name, dim) if name is not None and dim is not None else None
+        graph = recorded_graph(base.encoder)
+        enc = (name, dim, graph) if name is not None and dim is not None else None
         settings_d = base.settings
         graph_entry = dict(old.graph)
     else:
@@ -170,7 +177,12 @@ def build_sharded(
         if not shards or not 1 <= shards <= MAX_SHARDS:
             raise InputError(f"--shards must be 1..{MAX_SHARDS} for a new sharded collection")
         n = shards
-        enc = (encoder, load_encoder(encoder).dim) if encoder else None
+        made = load_encoder(encoder) if encoder else None
+        enc = (
+            (encoder, made.dim, getattr(made, "graph_name", None))
+            if encoder and made is not None
+            else None
+        )
         settings_d = settings.to_dict() if settings is not None else None
         graph_entry = {}
     parts: list[list[Node]] = [[] for _ in range(n)]
@@ -184,7 +196,11 @@ def build_sharded(
     if enc is not None:
         texts = texts_to_embed(nodes, schema)
         step("embed", 0, len(texts))
-        mat = embed_ray(enc[0], texts, embed_actors) if use_ray else embed_local(enc[0], texts)
+        mat = (
+            embed_ray(enc[0], enc[2], texts, embed_actors)
+            if use_ray
+            else embed_local(enc[0], enc[2], texts)
+        )
         vec_of = dict(zip(texts, mat, strict=True))
         step("embed", len(texts), len(texts))
 

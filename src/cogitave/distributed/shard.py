@@ -88,6 +88,7 @@ class ShardServer:
             "schema": snap.manifest.schema,
             "settings": snap.manifest.settings,
             "encoder": snap.encoder_name,
+            "encoder_graph": snap.encoder_graph,
             "stats": snap.stats.to_bytes(),
             "nids": nids,
             "uids": [nodes.uid_of[int(n)] for n in nids.tolist()],

@@ -126,6 +126,7 @@ class ShardedView:
         self._schema = Schema.from_dict(first["schema"], source="sharded view")
         self._settings = first.get("settings")
         self._encoder = first.get("encoder")
+        self._encoder_graph = first.get("encoder_graph")
         self._index_uids(infos)
 
     # -- opening ----------------------------------------------------------------------------
@@ -238,6 +239,10 @@ class ShardedView:
     @property
     def encoder_name(self) -> str | None:
         return self._encoder
+
+    @property
+    def encoder_graph(self) -> str | None:
+        return self._encoder_graph
 
     @cached_property
     def stats(self) -> CorpusStats:

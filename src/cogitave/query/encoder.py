@@ -2,7 +2,7 @@
 
 Queries repeat (a user refines, an agent retries, the planner asks for the whole query and a
 routed dimension's text in one call): each distinct text is encoded once, and a call's misses
-go to the encoder in one batch. One cache per encoder name and process, shared by every
+go to the encoder in one batch. One cache per encoder name, graph and process, shared by every
 engine (the model itself is loaded once, :func:`cogitave.expand.embed.load_encoder`).
 """
 
@@ -23,14 +23,16 @@ from cogitave.expand.embed import (
 )
 
 QUERY_CACHE_SIZE = 4096
-_QUERY_ENCODERS: dict[str, CachedQueryEncoder] = {}
+_QUERY_ENCODERS: dict[tuple[str, str | None], CachedQueryEncoder] = {}
 
 
-def query_encoder(name: str) -> CachedQueryEncoder:
-    """The process-wide cached query encoder for an encoder name."""
-    enc = _QUERY_ENCODERS.get(name)
+def query_encoder(name: str, graph: str | None = None) -> CachedQueryEncoder:
+    """The process-wide cached query encoder for an encoder name and the graph a collection's
+    vectors were made by (None: the default graph): rows of two graphs never share a cache."""
+    key = (name, graph)
+    enc = _QUERY_ENCODERS.get(key)
     if enc is None:
-        enc = _QUERY_ENCODERS.setdefault(name, CachedQueryEncoder(load_encoder(name)))
+        enc = _QUERY_ENCODERS.setdefault(key, CachedQueryEncoder(load_encoder(name, graph)))
     return enc
 
 

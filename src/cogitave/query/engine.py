@@ -66,7 +66,7 @@ class Engine:
         name = self.port.encoder_name
         if name is None:
             raise QueryError("this collection has no encoder, so no dense search")
-        return query_encoder(name).encode_queries(texts)
+        return query_encoder(name, self.port.encoder_graph).encode_queries(texts)
 
     # -- validation -------------------------------------------------------------------------
     def _check_request(self, req: SearchRequest) -> None:

@@ -76,6 +76,12 @@ class ReadPort(Protocol):
     def encoder_name(self) -> str | None: ...
 
     @property
+    def encoder_graph(self) -> str | None:
+        """The graph of the encoder the vectors were made by (None: an encoder without
+        graphs): queries are embedded by the same one."""
+        ...
+
+    @property
     def settings(self) -> Settings: ...
 
     @property

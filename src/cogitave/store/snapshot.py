@@ -21,6 +21,7 @@ import numpy as np
 import tantivy
 
 from cogitave.config import Settings
+from cogitave.expand.models import recorded_graph
 from cogitave.expand.stats import CorpusStats
 from cogitave.nodes import Node, page_names
 from cogitave.schema import WHOLE, Schema
@@ -125,6 +126,10 @@ class Snapshot:
     @property
     def encoder_name(self) -> str | None:
         return self.manifest.encoder_name
+
+    @property
+    def encoder_graph(self) -> str | None:
+        return recorded_graph(self.manifest.encoder)
 
     @property
     def live_count(self) -> int:
