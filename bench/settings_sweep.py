@@ -35,6 +35,7 @@ from cogitave import Collection, SearchRequest
 from cogitave.config import Settings
 from cogitave.errors import QueryError
 from cogitave.eval.docs import evaluate_questions, read_url_questions
+from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
 from cogitave.query.engine import Engine
 
 HERE = Path(__file__).resolve().parent
@@ -43,7 +44,9 @@ Search = Callable[[SearchRequest], object]
 Scorer = Callable[[Callable[[SearchRequest], object]], dict[str, float]]
 
 
-def ir_sets(cache: Path, data: Path, classic: Path) -> Iterator[tuple[str, Collection, Scorer]]:
+def ir_sets(
+    cache: Path, data: Path, classic: Path, encoder: str
+) -> Iterator[tuple[str, Collection, Scorer]]:
     import quality as q
 
     for name in q.DATASETS:
@@ -51,7 +54,7 @@ def ir_sets(cache: Path, data: Path, classic: Path) -> Iterator[tuple[str, Colle
         if not src.is_dir() or not Collection.exists(cache / name):
             print(f"skipping {name}: build it with bench/quality.py", flush=True)
             continue
-        col, _ = q.build(name, src, cache)
+        col, _ = q.build(name, src, cache, encoder)
         qs, rels = q.queries(name, src)
 
         def score(search: Search, qs: Mapping = qs, rels: Mapping = rels) -> dict[str, float]:
@@ -60,14 +63,14 @@ def ir_sets(cache: Path, data: Path, classic: Path) -> Iterator[tuple[str, Colle
         yield name, col, score
 
 
-def docs_sets(data: Path) -> Iterator[tuple[str, Collection, Scorer]]:
+def docs_sets(data: Path, encoder: str) -> Iterator[tuple[str, Collection, Scorer]]:
     import docs_quality as dq
 
     for name, tree in dq.trees(data).items():
-        if not tree.exists() or not (dq.CACHE / name / ".built").is_file():
+        if not tree.exists() or not (dq.cache_of(encoder) / name / ".built").is_file():
             print(f"skipping {name}: build it with bench/docs_quality.py", flush=True)
             continue
-        col = dq.build(name, tree)
+        col = dq.build(name, tree, encoder=encoder)
         questions = read_url_questions(dq.QUESTIONS / f"{name}.jsonl")
 
         def score(search: Search, questions: list = questions) -> dict[str, float]:
@@ -144,7 +147,13 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--variant", action="append", default=[])
-    ap.add_argument("--cache", type=Path, default=HERE / ".cache" / "q2")
+    ap.add_argument(
+        "--encoder",
+        default=DEFAULT_ENCODER,
+        help="the sets built with this encoder (another than the default: the IR sets of "
+        "bench/.cache/q2-<short name>, the docs sets of bench/encoders.py; no facet sets)",
+    )
+    ap.add_argument("--cache", type=Path, default=None, help="the IR builds (default: q2)")
     ap.add_argument(
         "--data",
         type=Path,
@@ -154,6 +163,10 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated set names (default: every set)")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
+    encoder = canonical_name(args.encoder)
+    default = encoder == DEFAULT_ENCODER
+    short = encoder.rsplit("/", 1)[-1].split("-en-")[0].removesuffix("-small")
+    cache = args.cache or HERE / ".cache" / ("q2" if default else f"q2-{short}")
     only = {x.strip() for x in args.only.split(",") if x.strip()}
     variants = [parse_variant(v) for v in args.variant]
     for _, sets in variants:
@@ -164,9 +177,9 @@ def main() -> None:
     ms_lines = [head.replace("| set | hybrid |", "| set | hybrid ms |"), lines[1]]
     means: dict[str, list[float]] = {x: [] for x in ["hybrid", *labels]}
     sets = [
-        *ir_sets(args.cache, args.data, args.classic),
-        *docs_sets(args.data),
-        *facet_sets(),
+        *ir_sets(cache, args.data, args.classic, encoder),
+        *docs_sets(args.data, encoder),
+        *(facet_sets() if default else ()),
     ]
     sets = [s for s in sets if not only or s[0] in only]
     for name, col, score in sets:
@@ -197,8 +210,10 @@ def main() -> None:
     )
     spec = "; ".join(f"**{label}**: `{'; '.join(s)}`" for label, s in variants) or "none"
     out = (
-        f"\n## Planner settings on every judged set ({time.strftime('%Y-%m-%d')})\n\n"
-        f"{machine_line()}\n\n`.venv/bin/python bench/settings_sweep.py` with variants {spec}. "
+        f"\n## Planner settings on every judged set{'' if default else ', ' + encoder} "
+        f"({time.strftime('%Y-%m-%d')})\n\n"
+        f"{machine_line()}\n\n`.venv/bin/python bench/settings_sweep.py"
+        f"{'' if default else ' --encoder ' + args.encoder}` with variants {spec}. "
         "nDCG@10 (docs questions: nDCG@5 over pages, grouped), in brackets the per-query "
         "wins/losses of planned against hybrid. Every variant is an engine over the same "
         f"snapshot with the settings changed.\n\n" + "\n".join(lines) + "\n\n"
@@ -208,7 +223,7 @@ def main() -> None:
     )
     print(out)
     if args.write:
-        write_section("settings_sweep", out)
+        write_section("settings_sweep" if default else f"settings_sweep_{short}", out)
 
 
 if __name__ == "__main__":

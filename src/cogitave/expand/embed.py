@@ -19,8 +19,9 @@ word, alone or batched (SciFact claims >= 0.995), 0.97-0.98 on texts of punctuat
 with its batch by cosine >= 0.988. Quantizing every MatMul and the embedding Gather was faster
 still but fell to 0.989 on claims and 0.97 on short texts; ``MatMulNBits`` (8-bit blocks of 32,
 int8 activations per block) kept 0.9935 and batch independence but was no faster (CPU time of
-one thread, 1.04x). ``COGITAVE_ENCODER_GRAPH=shipped`` runs the shipped graph (the float
-fallback). bge-small's graph is int8 already (MatMulInteger) and runs as shipped; its parity is
+one thread, 1.04x). ``COGITAVE_ENCODER_GRAPH=shipped`` makes the shipped graph (float products)
+the default of new collections. A root records the graph its vectors came from, and
+``get_encoder(name, graph)`` runs that one: two graphs' vectors are never mixed. bge-small's graph is int8 already (MatMulInteger) and runs as shipped; its parity is
 checked against vectors of that graph run without graph optimisation, one text per call.
 Speed against today's MiniLM graph, measured in one run: ``bench/RESULTS.md`` ("Encoders").
 
