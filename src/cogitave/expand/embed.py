@@ -21,8 +21,9 @@ still but fell to 0.989 on claims and 0.97 on short texts; ``MatMulNBits`` (8-bi
 int8 activations per block) kept 0.9935 and batch independence but was no faster (CPU time of
 one thread, 1.04x). ``COGITAVE_ENCODER_GRAPH=shipped`` makes the shipped graph (float products)
 the default of new collections. A root records the graph its vectors came from, and
-``get_encoder(name, graph)`` runs that one: two graphs' vectors are never mixed. bge-small's graph is int8 already (MatMulInteger) and runs as shipped; its parity is
-checked against vectors of that graph run without graph optimisation, one text per call.
+``get_encoder(name, graph)`` runs that one: two graphs' vectors are never mixed. bge-small's
+graph is int8 already (MatMulInteger) and runs as shipped; its parity is checked against
+vectors of that graph run without graph optimisation, one text per call.
 Speed against today's MiniLM graph, measured in one run: ``bench/RESULTS.md`` ("Encoders").
 
 Throughput: texts are ordered by character length, each window of ``_WINDOW_BATCHES`` batches

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+from cogitave.ingest.tables import markdown_table
+
 _FENCE_LINE = re.compile(
     r"^( {0,3})(`{3,}|~{3,})\s*(?:\{(?:code-block|code|sourcecode)\}\s*)?([\w+#.-]*)[^\n]*$"
 )
@@ -121,7 +123,7 @@ class _Table(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if tag in ("td", "th") and self._cell is not None:
-            self.rows[-1].append(" ".join("".join(self._cell).split()).replace("|", "\\|"))
+            self.rows[-1].append(" ".join("".join(self._cell).split()))
             self._cell = None
 
     def handle_data(self, data: str) -> None:
@@ -133,11 +135,4 @@ def html_table(html: str) -> str:
     """An HTML table as a Markdown table (its first row the header)."""
     parser = _Table()
     parser.feed(html)
-    rows = [r for r in parser.rows if r]
-    if not rows:
-        return ""
-    width = max(len(r) for r in rows)
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
-    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
-    return "\n".join(lines)
+    return markdown_table(parser.rows)

@@ -143,7 +143,7 @@ def test_markdown_shapes() -> None:
     assert "**bold**" in md and "*stress*" in md and "\\*stars\\*" in md
     assert "[link](https://h/x.html#y)" in md
     assert "3. third\n   - nested\n4. fourth" in md
-    assert "| key | value |\n| --- | --- |\n| a\\|b | 1 |" in md
+    assert "| key | value |\n|---|---|\n| a\\|b | 1 |" in md
     assert "> quoted" in md
     assert "```rust\nfn main() {}\n```" in md
     assert "`Thing.run (fast=True)`" in md

@@ -25,6 +25,7 @@ from cogitave.ingest.docs.rst import (
     toctree_node,
     xref_node,
 )
+from cogitave.ingest.tables import markdown_table
 
 _ESCAPE = re.compile(r"([\\`*\[\]<])")
 _UNDERSCORE = re.compile(r"(?<![\w])_|_(?![\w])")
@@ -188,21 +189,12 @@ class _Renderer:
         return "\n".join(items)
 
     def table(self, node: nodes.table) -> str:
-        rows: list[list[str]] = []
-        for row in node.findall(nodes.row):
-            rows.append(
-                [
-                    " ".join(self.blocks(e.children, 0)).replace("\n", " ").replace("|", "\\|")
-                    for e in row.children
-                ]
-            )
-        if not rows:
-            return ""
-        width = max(len(r) for r in rows)
-        rows = [r + [""] * (width - len(r)) for r in rows]
-        lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
-        lines.extend("| " + " | ".join(r) + " |" for r in rows[1:])
-        return "\n".join(lines)
+        return markdown_table(
+            [
+                [" ".join(self.blocks(e.children, 0)) for e in row.children]
+                for row in node.findall(nodes.row)
+            ]
+        )
 
     @staticmethod
     def fence(code: str, language: str) -> str:

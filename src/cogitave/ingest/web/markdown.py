@@ -24,10 +24,13 @@ from dataclasses import dataclass, field
 
 from lxml import html as lxml_html
 
+from cogitave.ingest.tables import markdown_table
+
 HtmlElement = lxml_html.HtmlElement
 LinkMap = Callable[[str], str | None]
 """A link target as written -> the absolute URL to write (None: write the text alone)."""
 
+CELLS = ("td", "th")
 SKIP_TAGS = frozenset(
     "script style noscript template svg button form input select textarea iframe object "  # noqa: SIM905
     "embed canvas video audio img picture source link meta nav footer".split()
@@ -359,20 +362,12 @@ class _Writer:
         if "highlighttable" in _classes(el):  # Pygments' line-number table: the code cell
             pres = el.xpath(".//td[contains(@class,'code')]//pre")
             return self.code(pres[0]) if pres else ""
-        rows: list[list[str]] = []
-        for tr in el.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr"):
-            cells = [c for c in tr if isinstance(c.tag, str) and c.tag in ("td", "th")]
-            rows.append(
-                [" ".join(self.blocks(c)).replace("\n", " ").replace("|", "\\|") for c in cells]
-            )
-        rows = [r for r in rows if any(c.strip() for c in r)]
-        if not rows:
-            return ""
-        width = max(len(r) for r in rows)
-        rows = [r + [""] * (width - len(r)) for r in rows]
-        lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * width]
-        lines.extend("| " + " | ".join(r) + " |" for r in rows[1:])
-        return "\n".join(lines)
+        return markdown_table(
+            [
+                [" ".join(self.blocks(c)) for c in tr if isinstance(c.tag, str) and c.tag in CELLS]
+                for tr in el.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")
+            ]
+        )
 
     # -- inline -----------------------------------------------------------------------------
     def inline_of(self, el: HtmlElement) -> str:
