@@ -1,7 +1,7 @@
 """The shipped encoders side by side: quality on every judged set, and encoding speed.
 
     COGITAVE_DATA=../shared/data .venv/bin/python bench/encoders.py [--quality] [--speed]
-        [--sets scifact,cranfield,fastapi,hugo,cogitave] [--write]
+        [--graphs] [--sets scifact,cranfield,fastapi,hugo,cogitave] [--write]
 
 Quality reads the collections the other benches cache, one per encoder: SciFact and Cranfield
 from ``bench/.cache/q2`` (MiniLM, ``bench/quality.py``) and ``bench/.cache/q2-bge``
@@ -19,7 +19,9 @@ and docs questions of 5 to 15 words, one at a time) and document encoding (SciFa
 batches of 8 as a publish sends them), for today's MiniLM graph (``shipped``), the derived
 MiniLM graph (``int8-per-channel``) and bge-small. Wall time on the encoder's default threads,
 and CPU time of one thread (``intra_op_num_threads=1``; steadier on a loaded box). The load
-average is printed beside each table. ``--write`` puts the tables in their section of
+average is printed beside each table. ``--graphs`` derives MiniLM graphs that keep fewer
+products float and gives each one's parity (the CI bar, on the tests' stored fp32 vectors) and
+speed against the shipped graph, in one run. ``--write`` puts the tables in their section of
 bench/RESULTS.md.
 """
 
@@ -29,6 +31,8 @@ import argparse
 import json
 import os
 import statistics
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -227,6 +231,79 @@ def speed(data: Path, threads: int | None) -> list[str]:
     return lines
 
 
+# -- MiniLM graphs: which products stay float -------------------------------------------------
+RECIPES = {
+    "feed-forward outputs float (the default, int8-per-channel-v1)": None,
+    "first 3 feed-forward outputs float": 3,
+    "every MatMul int8": 0,
+}
+
+
+def graphs_table(data: Path) -> list[str]:
+    """Parity and speed of MiniLM graphs that keep fewer products float, in one run: cosine to
+    the stored fp32 vectors of the tests' fixed texts (the CI bar: >= 0.99 on every text with
+    a word, alone and batched), cosine to the shipped graph on SciFact claims, and one-thread
+    CPU time against the shipped graph, interleaved call by call."""
+    sys.path.insert(0, str(HERE.parent))
+    from tests.expand.helpers import REFERENCE_FILE, fixed_texts, text_key
+
+    from cogitave.expand import graphs
+    from cogitave.expand.models import GraphRecipe
+
+    shipped = OnnxMiniLMEncoder(graph="shipped", intra_op_num_threads=1)
+    shipped.warm()
+    encs: dict[str, OnnxMiniLMEncoder] = {"shipped graph (today's)": shipped}
+    tmp = Path(tempfile.mkdtemp(prefix="cogitave-recipes-"))
+    for label, keep in RECIPES.items():
+        path = tmp / f"{keep}.onnx"
+        path.write_bytes(graphs.derive(shipped.model_path, GraphRecipe("bench", keep)))
+        encs[label] = OnnxMiniLMEncoder(graph="shipped", intra_op_num_threads=1, model_path=path)
+    docs = [t for t in fixed_texts() if any(c.isalnum() for c in t)]
+    with np.load(REFERENCE_FILE) as stored:
+        ref = np.stack([stored[text_key(t)] for t in docs])
+    lines_of = (data / "scifact" / "queries.jsonl").read_text().splitlines()
+    claims = [json.loads(x)["text"] for x in lines_of if x.strip()][:300]
+    claims_ref = shipped.encode(claims, batch_size=1)
+    qs, abs_ = short_queries(data), abstracts(data, 48)
+    before = load()
+    q_ms: dict[str, list[float]] = {k: [] for k in encs}
+    d_s: dict[str, float] = dict.fromkeys(encs, 0.0)
+    for _ in range(2):
+        for q in qs:
+            for k, e in encs.items():
+                t = time.thread_time()
+                e.encode_queries([q])
+                q_ms[k].append((time.thread_time() - t) * 1000)
+        for i in range(0, len(abs_), 8):
+            for k, e in encs.items():
+                t = time.thread_time()
+                e.encode(abs_[i : i + 8])
+                d_s[k] += time.thread_time() - t
+    lines = [
+        f"CPU time of one thread; {len(qs)} queries x 2, {len(abs_)} abstracts x 2; "
+        f"{before} -> {load()}. Parity: the tests' {len(docs)} fixed texts with a word, alone "
+        f"and batched, against the stored fp32 vectors; {len(claims)} SciFact claims against "
+        "the shipped graph.",
+        "",
+        "| MiniLM graph | fixed texts min | mean | claims min | mean | query p50 ms "
+        "| queries vs today | abstracts/s | vs today |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    base = "shipped graph (today's)"
+    for k, e in encs.items():
+        ours = np.concatenate([e.encode(docs), *(e.encode([t]) for t in docs)])
+        fixed = (ours * np.concatenate([ref, ref])).sum(1)
+        cl = (e.encode(claims, batch_size=1) * claims_ref).sum(1)
+        p50, base50 = float(np.median(q_ms[k])), float(np.median(q_ms[base]))
+        rate, base_rate = 2 * len(abs_) / d_s[k], 2 * len(abs_) / d_s[base]
+        lines.append(
+            f"| {k} | {fixed.min():.4f} | {fixed.mean():.4f} | {cl.min():.4f} | {cl.mean():.4f} "
+            f"| {p50:.2f} | {base50 / p50:.2f}x | {rate:.2f} | {rate / base_rate:.2f}x |"
+        )
+        print(lines[-1], flush=True)
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     data = os.environ.get("COGITAVE_DATA") or HERE.parent.parent / "shared" / "data"
@@ -234,14 +311,18 @@ def main() -> None:
     ap.add_argument("--sets", default=",".join([*IR_SETS, *DOCS_SETS]))
     ap.add_argument("--quality", action="store_true")
     ap.add_argument("--speed", action="store_true")
+    ap.add_argument(
+        "--graphs", action="store_true", help="MiniLM graphs keeping fewer products float"
+    )
     ap.add_argument("--fresh", action="store_true", help="measure sets measured before again")
     ap.add_argument(
         "--append", type=Path, default=None, help="a markdown file added to the section's end"
     )
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
-    do_quality = args.quality or not args.speed
-    do_speed = args.speed or not args.quality
+    do_quality = args.quality or not (args.speed or args.graphs)
+    do_speed = args.speed or not (args.quality or args.graphs)
+    do_graphs = args.graphs or not (args.quality or args.speed)
     out = [f"\n## Encoders: MiniLM against bge-small ({time.strftime('%Y-%m-%d')})\n"]
     out += [machine_line(), "", "`.venv/bin/python bench/encoders.py --write`.", ""]
     if do_quality:
@@ -252,6 +333,8 @@ def main() -> None:
         out += [*rule(scores), ""]
     if do_speed:
         out += ["### Encoding speed", "", *speed(args.data, 1), "", *speed(args.data, None), ""]
+    if do_graphs:
+        out += ["### MiniLM graphs: which products stay float", "", *graphs_table(args.data), ""]
     if args.append is not None:
         out += [args.append.read_text().strip("\n"), ""]
     text = "\n".join(out) + "\n"

@@ -149,7 +149,7 @@ def write_atomic(path: Path, data: bytes, meta: dict[str, str]) -> None:
 
 def derive(shipped: Path, recipe: GraphRecipe) -> bytes:
     """Fold the shipped graph's stored weights to float, then quantize it per ``recipe``."""
-    import onnx  # only to derive; a missing onnx falls back to the shipped graph
+    import onnx  # only to derive; a missing onnx makes the graph unavailable (load_graph)
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     with tempfile.TemporaryDirectory(prefix="cogitave-graph-") as tmp:
@@ -160,7 +160,7 @@ def derive(shipped: Path, recipe: GraphRecipe) -> bytes:
         opts.optimized_model_filepath = str(folded)
         ort.InferenceSession(str(shipped), sess_options=opts, providers=["CPUExecutionProvider"])
         keep: list[str] = []
-        if recipe.keep_ffn_output_float:
+        if recipe.float_ffn_outputs != 0:
             model = onnx.load(str(folded))
             shapes = {i.name: tuple(i.dims) for i in model.graph.initializer}
             for node in model.graph.node:
@@ -170,6 +170,7 @@ def derive(shipped: Path, recipe: GraphRecipe) -> bytes:
                 if dims and dims[0][0] > dims[0][1]:
                     keep.append(node.name)
             del model
+            keep = keep[: recipe.float_ffn_outputs]
         quantize_dynamic(
             str(folded),
             str(out),

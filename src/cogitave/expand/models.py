@@ -33,10 +33,11 @@ class GraphRecipe:
     """How the fast graph is derived from the shipped one: fold the stored weights to float,
     then quantize every constant-weight MatMul to int8 per output channel (activations:
     uint8, one dynamic scale per tensor), leaving float the MatMuls whose weight is taller
-    than wide (the feed-forward output projections) when ``keep_ffn_output_float``."""
+    than wide (the feed-forward output projections, whose inputs after GELU have the widest
+    range): the first ``float_ffn_outputs`` of them in graph order (None: all; 0: none)."""
 
     name: str
-    keep_ffn_output_float: bool = True
+    float_ffn_outputs: int | None = None
 
 
 @dataclass(frozen=True)
