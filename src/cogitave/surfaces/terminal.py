@@ -381,8 +381,9 @@ def move_encoder(collection: Path, sets: list[str], *, quiet: bool, as_json: boo
             rid, moved = indexing.reembed(collection, moves.pop(), bar)
         if not as_json:
             what = f"re-embedded in root {rid[:12]}" if moved else "unchanged"
-            name = indexing.open_collection(collection).snapshot.encoder_name
-            out.print(f"encoder of {collection}: {name} ({what})", markup=False)
+            snap = indexing.open_collection(collection).snapshot
+            graph = f", graph {snap.encoder_graph}" if snap.encoder_graph else ""
+            out.print(f"encoder of {collection}: {snap.encoder_name}{graph} ({what})", markup=False)
     return [s for s in sets if key(s) != "encoder"]
 
 
