@@ -48,6 +48,7 @@ SECTIONS = (
     "docs_quality",
     "encoders",
     "settings_sweep",
+    "settings_sweep_bge",
     "facets",
     "docs_graph",
     "indexing",
