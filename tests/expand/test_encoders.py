@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -249,6 +250,15 @@ def test_a_failed_derivation_is_an_error_never_another_graph(
     with pytest.raises(EncoderUnavailable, match=f"{graphs.GRAPH_ENV}=shipped"):
         OnnxMiniLMEncoder().warm()
     OnnxMiniLMEncoder(graph="shipped").warm()  # the shipped graph needs no deriving
+
+
+def test_deriving_a_graph_shows_the_user_no_quantizer_advice(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    assert MINILM.fast_graph is not None
+    with caplog.at_level(logging.INFO):
+        data = graphs.derive(OnnxMiniLMEncoder().model_path, MINILM.fast_graph)
+    assert data and not [r for r in caplog.records if "pre-processing" in r.getMessage()]
 
 
 def test_the_cache_folder_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

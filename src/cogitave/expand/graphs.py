@@ -171,13 +171,26 @@ def derive(shipped: Path, recipe: GraphRecipe) -> bytes:
                     keep.append(node.name)
             del model
             keep = keep[: recipe.float_ffn_outputs]
-        quantize_dynamic(
-            str(folded),
-            str(out),
-            per_channel=True,
-            weight_type=QuantType.QInt8,
-            # MatMuls only: quantizing the embedding Gather too cost parity on short texts.
-            op_types_to_quantize=["MatMul"],
-            nodes_to_exclude=keep,
-        )
+        quiet = _DropAdvice()
+        logging.getLogger().addFilter(quiet)  # the quantizer logs advice to the root logger
+        try:
+            quantize_dynamic(
+                str(folded),
+                str(out),
+                per_channel=True,
+                weight_type=QuantType.QInt8,
+                # MatMuls only: quantizing the embedding Gather too cost parity on short texts.
+                op_types_to_quantize=["MatMul"],
+                nodes_to_exclude=keep,
+            )
+        finally:
+            logging.getLogger().removeFilter(quiet)
         return out.read_bytes()
+
+
+class _DropAdvice(logging.Filter):
+    """Drops the quantizer's "consider pre-processing" advice (shape inference the derived
+    graph does not need); its other messages pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Please consider to run pre-processing")
