@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 from _machine import machine_line, write_section
+from encoders import ir_collection
 
 from cogitave import Collection, SearchRequest
 from cogitave.config import Settings
@@ -150,8 +151,8 @@ def main() -> None:
     ap.add_argument(
         "--encoder",
         default=DEFAULT_ENCODER,
-        help="the sets built with this encoder (another than the default: the IR sets of "
-        "bench/.cache/q2-<short name>, the docs sets of bench/encoders.py; no facet sets)",
+        help="the sets built with this encoder (another than the default: the IR and docs "
+        "builds bench/encoders.py reads; no facet sets)",
     )
     ap.add_argument("--cache", type=Path, default=None, help="the IR builds (default: q2)")
     ap.add_argument(
@@ -165,8 +166,9 @@ def main() -> None:
     args = ap.parse_args()
     encoder = canonical_name(args.encoder)
     default = encoder == DEFAULT_ENCODER
-    short = encoder.rsplit("/", 1)[-1].split("-en-")[0].removesuffix("-small")
-    cache = args.cache or HERE / ".cache" / ("q2" if default else f"q2-{short}")
+    # the IR builds bench/encoders.py reads (q2, q2-bge), and a section per encoder
+    cache = args.cache or ir_collection("-", encoder).parent
+    short = cache.name.removeprefix("q2").removeprefix("-")
     only = {x.strip() for x in args.only.split(",") if x.strip()}
     variants = [parse_variant(v) for v in args.variant]
     for _, sets in variants:

@@ -16,7 +16,7 @@ import pytest
 
 from cogitave import Collection, SearchRequest
 from cogitave.errors import EncoderError, InputError
-from cogitave.expand import embed, graphs
+from cogitave.expand import embed, graphs, models
 from cogitave.expand.embed import (
     DEFAULT_ENCODER,
     EncoderUnavailable,
@@ -379,7 +379,7 @@ def test_a_pack_whose_encoder_differs_from_this_installation_is_refused(
     lib.export_pack("kit@1.0", pack)
     width = get_encoder(hashed.NAME).dim
     other = dataclasses.replace(MINILM, name=hashed.NAME, dim=width + 1, aliases=())
-    monkeypatch.setattr(embed, "SPECS", (*embed.SPECS, other))
+    monkeypatch.setattr(models, "SPECS", (*models.SPECS, other))
     fresh = LibraryCollection.create(tmp_path / "dst", encoder=hashed.NAME)
     with pytest.raises(EncoderError, match=f"dim {width} "):
         fresh.import_pack(pack)

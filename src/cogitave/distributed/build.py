@@ -177,12 +177,10 @@ def build_sharded(
         if not shards or not 1 <= shards <= MAX_SHARDS:
             raise InputError(f"--shards must be 1..{MAX_SHARDS} for a new sharded collection")
         n = shards
-        made = load_encoder(encoder) if encoder else None
-        enc = (
-            (encoder, made.dim, getattr(made, "graph_name", None))
-            if encoder and made is not None
-            else None
-        )
+        enc = None
+        if encoder:
+            made = load_encoder(encoder)
+            enc = (encoder, made.dim, getattr(made, "graph_name", None))
         settings_d = settings.to_dict() if settings is not None else None
         graph_entry = {}
     parts: list[list[Node]] = [[] for _ in range(n)]

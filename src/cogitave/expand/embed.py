@@ -57,7 +57,14 @@ import onnxruntime as ort
 from tokenizers import Tokenizer
 
 from cogitave.expand import graphs
-from cogitave.expand.models import BGE_SMALL, MINILM, SPECS, EncoderSpec, recorded_graph
+from cogitave.expand.models import (
+    BGE_SMALL,
+    MINILM,
+    SPECS,
+    EncoderSpec,
+    recorded_graph,
+    spec_named,
+)
 
 
 class EncoderUnavailable(Exception):
@@ -227,13 +234,12 @@ class OnnxEncoder:
         #: The graph this encoder runs, as a root records it: ``shipped`` or the fast graph's
         #: recipe (``fast`` asks for the spec's fast graph; None: the process default, see
         #: :func:`graphs.wanted_kind`). Vectors of two graphs are never mixed in one root.
-        self.graph_name = (
-            graphs.wanted_kind(spec)
-            if graph is None
-            else (spec.fast_graph.name if graph == "fast" and spec.fast_graph else graph)
-        )
-        if self.graph_name == "fast":
-            self.graph_name = graphs.SHIPPED
+        if graph is None:
+            self.graph_name = graphs.wanted_kind(spec)
+        elif graph == "fast":
+            self.graph_name = spec.fast_graph.name if spec.fast_graph else graphs.SHIPPED
+        else:
+            self.graph_name = graph
         #: The graph actually loaded (set on first use): see :class:`graphs.Graph`.
         self.graph: graphs.Graph | None = None
         self._pool = _POOLING[spec.pooling]
@@ -481,8 +487,7 @@ def canonical_name(name: str) -> str:
 
 def encoder_spec(name: str) -> EncoderSpec | None:
     """The shipped model's spec for a name or alias (None: a registered or optional one)."""
-    key = canonical_name(name)
-    return next((s for s in SPECS if s.name == key), None)
+    return spec_named(name)
 
 
 def graph_names(spec: EncoderSpec) -> tuple[str, ...]:

@@ -127,7 +127,7 @@ class Snapshot:
     def encoder_name(self) -> str | None:
         return self.manifest.encoder_name
 
-    @property
+    @cached_property
     def encoder_graph(self) -> str | None:
         return recorded_graph(self.manifest.encoder)
 
