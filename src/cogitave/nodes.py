@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from cogitave.schema import Scalar, check_edge_label
 
@@ -70,6 +70,37 @@ class Node:
         if isinstance(v, tuple):
             return "\n".join(str(x) for x in v)
         return str(v)
+
+
+class NodeFacts(NamedTuple):
+    """What ranking reads of a node besides its text: uid, kind, stored ``path`` and ``url``
+    (from ``meta``) and the ``title`` dimension ('' where absent or not a string). The node
+    store keeps them beside each record, so a ranking stage reads them without parsing it."""
+
+    uid: str
+    kind: str
+    path: str = ""
+    url: str = ""
+    title: str = ""
+
+    @classmethod
+    def of_record(cls, rec: Mapping[str, Any]) -> NodeFacts:
+        """The facts of a stored record (:meth:`Node.to_record`)."""
+        meta = rec.get("meta")
+        meta = meta if isinstance(meta, Mapping) else {}
+        dims = rec.get("dims")
+        title = dims.get("title") if isinstance(dims, Mapping) else None
+        return cls(
+            rec["uid"],
+            rec.get("kind", "node"),
+            _str(meta.get("path")),
+            _str(meta.get("url")),
+            _str(title),
+        )
+
+
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else ""
 
 
 _URL_HOST = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://[^/]*")

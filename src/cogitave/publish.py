@@ -7,7 +7,7 @@ The write path, in order (a crash at any step leaves HEAD on the previous, whole
    source's recorded uid -> hash map against what it holds now, see :mod:`cogitave.sync`;
    nothing changed, no root);
 3. lexical: hard-link the previous segment files, delete by uid, add, commit, store files;
-4. node segment: records, offsets, nids, deletes;
+4. node segment: records, offsets, nids, deletes, facts lines, forward term index;
 5. write-time expansion: statistics delta (+ added, - removed), applied to the previous ones;
    per-dimension embeddings of the added nodes (the collection's encoder, behind the
    collection's text -> vector cache: :mod:`cogitave.store.textvecs`) into vector
@@ -42,7 +42,7 @@ from cogitave.schema import Schema
 from cogitave.store.graph import publish_graph
 from cogitave.store.lexical import LexicalWriter
 from cogitave.store.manifest import Manifest
-from cogitave.store.nodes import NodeTable, write_node_segment
+from cogitave.store.nodes import NodeTable, backfill_facts, write_node_segment
 from cogitave.store.roots import DEFAULT_RETENTION, RootStore, sha256_bytes
 from cogitave.store.terms import backfill_terms
 from cogitave.store.textvecs import TextVectors
@@ -98,10 +98,10 @@ def publish(
     a new root. ``schema`` is required for the first publish of a collection.
 
     ``compact`` also rewrites each dimension's vectors as one segment of its live rows (a
-    force-merge) and adds the forward term index to node segments written before it; with no
-    adds or deletes the other parts of the root are reused as they are. ``embedded`` maps texts
-    to vectors already made by the collection's encoder (a distributed build embeds on its
-    workers); texts it lacks are encoded here."""
+    force-merge) and adds the forward term index and the facts lines to node segments written
+    before them; with no adds or deletes the other parts of the root are reused as they are.
+    ``embedded`` maps texts to vectors already made by the collection's encoder (a distributed
+    build embeds on its workers); texts it lacks are encoded here."""
     with store.writer_lock():
         base_id, base = _base(store, schema)
         sources = read_sources(store, base)
@@ -269,10 +269,11 @@ def _write(
         files = lex.commit()
 
     segments = list(base.segments)
-    if compact:  # node segments written before the forward term index get theirs
+    if compact:  # node segments written before the forward term index or facts get theirs
         segments = backfill_terms(
             store, schema, segments, lambda n: Node.from_record(table.record(n))
         )
+        segments = backfill_facts(store, segments)
     if len(adds) or len(killed):
         segments.append(write_node_segment(store, adds, nids, killed, schema))
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 from cogitave import Collection, Node, Schema, SearchRequest
 from cogitave.config import Docs, Settings
 from cogitave.errors import QueryError, SchemaError
+from cogitave.nodes import NodeFacts
 from cogitave.query.engine import where_of
 from cogitave.query.pages import (
     PageFacts,
@@ -18,6 +21,9 @@ from cogitave.query.pages import (
     is_release_notes,
 )
 from cogitave.schema import Dimension
+from cogitave.store.nodes import NodeTable
+from cogitave.store.snapshot import Snapshot
+from tests.helpers import docs_collection
 
 FACTS = {
     1: PageFacts("cors#use-corsmiddleware", "section", "docs/cors.md", "/cors/#use", "Use it"),
@@ -270,3 +276,28 @@ def test_engine_page_options_off(docs_col: Collection):
         SearchRequest(query="cross origin requests", mode="bm25", path_prefix="docs/cors")
     )
     assert {u.split("#")[0] for u in prefixed.uids} == {"cors"}
+
+
+def test_grouped_search_reads_facts_not_records(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pages stage asks the port for facts in one call; only the hits shown are read
+    whole."""
+    col = docs_collection(tmp_path_factory)
+    col = Collection.open(col.store.path)  # a fresh port: nothing memoised
+    calls: list[int] = []
+    real = Snapshot.node_facts
+
+    def counted(self: Snapshot, ids: Any) -> list[NodeFacts]:
+        calls.append(len(ids))
+        return real(self, ids)
+
+    monkeypatch.setattr(Snapshot, "node_facts", counted)
+    read: list[int] = []
+    record = NodeTable.record
+    monkeypatch.setattr(
+        NodeTable, "record", lambda self, nid: read.append(nid) or record(self, nid)
+    )
+    resp = col.search(SearchRequest(query="install", mode="bm25", group_by_page=True, limit=3))
+    assert resp.results and len(calls) == 1 and calls[0] > len(resp.results)
+    assert len(set(read)) <= len(resp.results) + 3  # presentation (and a parent page) only

@@ -146,7 +146,7 @@ def test_truncated_manifest_names_the_file(damaged: Path) -> None:
 @pytest.mark.parametrize(
     "kind",
     ["lexical:.term", "lexical:.idx", "lexical:meta.json", "nodes_obj", "offsets_obj",
-     "graph_obj", "stats_obj", "aliases_obj"],
+     "facts_obj", "facts_offsets_obj", "graph_obj", "stats_obj", "aliases_obj"],
 )  # fmt: skip
 def test_flipped_byte_in_a_segment_object_names_the_file(damaged: Path, kind: str) -> None:
     _, m = head_manifest(damaged)

@@ -54,6 +54,7 @@ PUBLIC = frozenset(
         "vectors_of",
         "dense_sample",
         "records",
+        "facts",
         "ping",
     }
 )
@@ -393,6 +394,10 @@ class ShardServer:
     def records(self, nids: Sequence[int]) -> list[dict[str, Any]]:
         """Stored node records of live nids (the content the driver presents)."""
         return [self.snap.nodes.record(int(n)) for n in nids]
+
+    def facts(self, nids: Sequence[int]) -> list[tuple[str, ...]]:
+        """Uid, kind, path, URL and title of live nids (what the driver ranks pages by)."""
+        return [tuple(self.snap.nodes.facts(int(n))) for n in nids]
 
 
 def _top_stem(d: Any) -> tuple[int, str]:

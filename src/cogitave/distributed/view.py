@@ -37,7 +37,7 @@ from cogitave.distributed.bm25 import FieldStats, GlobalTerms
 from cogitave.distributed.layout import ShardedManifest, read_manifest, shard_of
 from cogitave.errors import CogitaveError, NotFoundError
 from cogitave.expand.stats import CorpusStats, DimStats
-from cogitave.nodes import Node
+from cogitave.nodes import Node, NodeFacts
 from cogitave.schema import Schema
 from cogitave.store.graph import GraphSegment, read_aliases
 from cogitave.store.port import MatchKind, Where
@@ -428,6 +428,20 @@ class ShardedView:
         if missing:
             raise ShardUnavailable(f"nodes {missing[:3]} are on shards that did not answer")
         return [n for n in out if n is not None]
+
+    def node_facts(self, ids: Sequence[int]) -> list[NodeFacts]:
+        """Facts of live ids, one round trip per shard."""
+        arr = np.asarray(ids, np.uint64)
+        pos, local = self._split(arr)
+        got = self._scatter("facts", per_shard={s: (n.tolist(),) for s, n in local.items()})
+        out: list[NodeFacts | None] = [None] * len(arr)
+        for s, rows in got.items():
+            for p, row in zip(pos[s].tolist(), rows, strict=True):
+                out[p] = NodeFacts(*row)
+        missing = [int(arr[i]) for i, f in enumerate(out) if f is None]
+        if missing:
+            raise ShardUnavailable(f"nodes {missing[:3]} are on shards that did not answer")
+        return [f for f in out if f is not None]
 
     def close(self) -> None:
         if self._pool is not None:

@@ -37,7 +37,6 @@ from cogitave.nodes import page_names, strip_host
 
 if TYPE_CHECKING:
     from cogitave.config import Docs
-    from cogitave.nodes import Node
     from cogitave.query.types import Hit, SearchRequest
     from cogitave.store.port import ReadPort
 
@@ -248,32 +247,21 @@ def arrange(
     return PagesResult(out_nids, out_scores, groups, info)
 
 
-# Facts per nid, kept per node table (a root's nodes never change), so a node record is
-# parsed once per root rather than once per query.
+# Facts per nid, kept per read port (a root's nodes never change), so a node's facts are read
+# once per root rather than once per query.
 _FACTS: weakref.WeakKeyDictionary[Any, dict[int, PageFacts]] = weakref.WeakKeyDictionary()
 
 
-def facts_of(node: Node) -> PageFacts:
-    meta = node.meta if isinstance(node.meta, Mapping) else {}
-    title = node.dims.get("title")
-
-    def s(v: Any) -> str:
-        return v if isinstance(v, str) else ""
-
-    return PageFacts(node.uid, node.kind, s(meta.get("path")), s(meta.get("url")), s(title))
-
-
-def snapshot_facts(port: ReadPort) -> Callable[[int], PageFacts]:
-    """``id -> PageFacts`` for a read port, memoised per port (a root's nodes never change)."""
+def port_facts(port: ReadPort, nids: Sequence[int]) -> Callable[[int], PageFacts]:
+    """``id -> PageFacts`` for ``nids`` of a read port: the ones not yet memoised for the port
+    are read in one call (:meth:`~cogitave.store.port.ReadPort.node_facts`: the store's facts
+    lines, not the node records; one round trip per shard)."""
     memo = _FACTS.setdefault(port, {})
-
-    def get(nid: int) -> PageFacts:
-        f = memo.get(nid)
-        if f is None:
-            f = memo[nid] = facts_of(port.node(nid))
-        return f
-
-    return get
+    missing = [n for n in dict.fromkeys(nids) if n not in memo]
+    if missing:
+        for n, f in zip(missing, port.node_facts(missing), strict=True):
+            memo[n] = PageFacts(f.uid, f.kind, f.path, f.url, f.title)
+    return memo.__getitem__
 
 
 def arrange_pages(
@@ -282,7 +270,7 @@ def arrange_pages(
     """The engine's entry: options from ``req`` and ``docs``, facts from ``snap``."""
     t0 = time.perf_counter()
     opts = PageOptions.of(req, docs)
-    r = arrange(nids, scores, snapshot_facts(snap), opts)
+    r = arrange(nids, scores, port_facts(snap, nids.tolist()), opts)
     return r.nids, r.scores, r.groups, {**r.info, "ms": round((time.perf_counter() - t0) * 1e3, 3)}
 
 

@@ -7,6 +7,10 @@ A node segment is immutable and names these objects:
 - ``nids_obj``: ``uint64`` internal ids of the records, in row order;
 - ``deletes_obj``: ``uint64`` ids this publish removed (deleted or replaced nodes);
 - ``uids_obj``: the records' uids, newline-joined (loads without parsing the records);
+- ``facts_obj`` and ``facts_offsets_obj``: per record, ``[kind, path, url, title]`` as JSON
+  lines (:class:`~cogitave.nodes.NodeFacts`) and their ``int64`` byte offsets: what the
+  ranking stages read of a candidate (its page, its kind), a short line against a record of
+  a few kilobytes; absent in roots written before them (the records are parsed instead);
 - ``terms``: per lexical field, the forward term index of the records (``keys_obj``, see
   :mod:`cogitave.store.terms`); absent in roots written before that index.
 
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -27,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from cogitave.errors import CorruptionError
-from cogitave.nodes import Node
+from cogitave.nodes import Node, NodeFacts
 from cogitave.schema import Schema
 from cogitave.store.arrays import load_npy, npy_bytes
 from cogitave.store.roots import RootStore
@@ -45,8 +49,9 @@ def write_node_segment(
     entry."""
     buf = io.BytesIO()
     offsets = np.zeros(len(nodes) + 1, np.int64)
-    for i, node in enumerate(nodes):
-        buf.write(json.dumps(node.to_record(), ensure_ascii=False, separators=(",", ":")).encode())
+    records = [node.to_record() for node in nodes]
+    for i, rec in enumerate(records):
+        buf.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode())
         buf.write(b"\n")
         offsets[i + 1] = buf.tell()
     entry: dict[str, Any] = {
@@ -57,6 +62,7 @@ def write_node_segment(
         # uids have no line breaks (ingest validates), so one blob loads without JSON parsing.
         "uids_obj": store.put_bytes("\n".join(n.uid for n in nodes).encode()),
         "deletes_obj": store.put_bytes(npy_bytes(np.asarray(deletes, np.uint64))),
+        **write_facts(store, records),
     }
     terms = write_terms(store, schema, nodes, nids)
     if terms is not None:
@@ -64,11 +70,47 @@ def write_node_segment(
     return entry
 
 
+def write_facts(store: RootStore, records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The facts lines of a segment's records and their offsets (the entry's two keys)."""
+    buf = io.BytesIO()
+    offsets = np.zeros(len(records) + 1, np.int64)
+    for i, rec in enumerate(records):
+        facts = NodeFacts.of_record(rec)[1:]  # the uid is in ``uids_obj``
+        buf.write(json.dumps(facts, ensure_ascii=False, separators=(",", ":")).encode())
+        buf.write(b"\n")
+        offsets[i + 1] = buf.tell()
+    return {
+        "facts_obj": store.put_bytes(buf.getvalue()),
+        "facts_offsets_obj": store.put_bytes(npy_bytes(offsets)),
+    }
+
+
+def backfill_facts(store: RootStore, segments: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Node segment entries with facts lines added where they are missing (segments written
+    before them), from their stored records."""
+    out: list[dict[str, Any]] = []
+    for seg in segments:
+        entry = dict(seg)
+        if "facts_obj" not in entry:
+            data = store.get_bytes(entry["nodes_obj"]) if entry["count"] else b""
+            entry.update(write_facts(store, [json.loads(line) for line in data.splitlines()]))
+        out.append(entry)
+    return out
+
+
+def _mapped(store: RootStore, digest: str) -> np.ndarray:
+    """An object's bytes, memory-mapped, as a plain array: slicing a ``np.memmap`` costs
+    about 5 us of subclass bookkeeping per slice, most of reading a short line."""
+    return np.memmap(store.object_path(digest), np.uint8, mode="r").view(np.ndarray)
+
+
 @dataclass
 class _Segment:
     data: np.ndarray  # memory-mapped JSONL bytes
     offsets: np.ndarray
     nids: np.ndarray
+    facts: np.ndarray | None = None  # memory-mapped JSONL bytes (None: an older segment)
+    fact_offsets: np.ndarray | None = None
 
 
 class NodeTable:
@@ -86,13 +128,13 @@ class NodeTable:
             if len(nids) and (nids.min() < 0 or nids.max() >= next_nid):
                 p = store.object_path(seg["nids_obj"])
                 raise CorruptionError(f"node ids out of range in {p}", details={"file": str(p)})
-            data = (
-                np.memmap(store.object_path(seg["nodes_obj"]), np.uint8, mode="r")
-                if seg["count"]
-                else np.zeros(0, np.uint8)
-            )
+            data = _mapped(store, seg["nodes_obj"]) if seg["count"] else np.zeros(0, np.uint8)
             offsets = load_npy(store, seg["offsets_obj"], mmap=False)
-            self.segments.append(_Segment(data, offsets, nids))
+            part = _Segment(data, offsets, nids)
+            if "facts_obj" in seg and seg["count"]:
+                part.facts = _mapped(store, seg["facts_obj"])
+                part.fact_offsets = load_npy(store, seg["facts_offsets_obj"], mmap=False)
+            self.segments.append(part)
             uids = store.get_bytes(seg["uids_obj"]).decode().split("\n") if seg["count"] else []
             uid_lists.append((nids, uids))
             self.alive[nids] = True
@@ -135,6 +177,18 @@ class NodeTable:
         raw = seg.data[int(seg.offsets[row]) : int(seg.offsets[row + 1])].tobytes()
         rec: dict[str, Any] = json.loads(raw)
         return rec
+
+    def facts(self, nid: int) -> NodeFacts:
+        """The ranking facts of a live nid: its segment's facts line, or its parsed record
+        in a segment written before facts were kept."""
+        seg = self.segments[int(self.seg_of[nid])]
+        uid = self.uid_of.get(int(nid))
+        if seg.facts is None or seg.fact_offsets is None or uid is None:
+            return NodeFacts.of_record(self.record(nid))
+        row = int(self.row_of[nid])
+        raw = seg.facts[int(seg.fact_offsets[row]) : int(seg.fact_offsets[row + 1])].tobytes()
+        kind, path, url, title = json.loads(raw)
+        return NodeFacts(uid, kind, path, url, title)
 
     def node(self, nid: int) -> Node:
         n = self._cache.get(nid)

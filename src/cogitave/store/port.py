@@ -27,7 +27,7 @@ import numpy as np
 
 from cogitave.config import Settings
 from cogitave.expand.stats import CorpusStats
-from cogitave.nodes import Node
+from cogitave.nodes import Node, NodeFacts
 from cogitave.schema import Schema
 from cogitave.store.graph import GraphSegment
 
@@ -168,4 +168,9 @@ class ReadPort(Protocol):
 
     def node(self, id: int) -> Node:
         """The stored node of a live id."""
+        ...
+
+    def node_facts(self, ids: Sequence[int]) -> list[NodeFacts]:
+        """Uid, kind, path, URL and title of live ids, without their text (one round trip
+        per shard)."""
         ...

@@ -23,7 +23,7 @@ import tantivy
 from cogitave.config import Settings
 from cogitave.expand.models import recorded_graph
 from cogitave.expand.stats import CorpusStats
-from cogitave.nodes import Node, page_names
+from cogitave.nodes import Node, NodeFacts, page_names
 from cogitave.schema import WHOLE, Schema
 from cogitave.store.graph import GraphSegment, read_aliases
 from cogitave.store.lexical import ALL_FIELD, LexicalReader
@@ -215,15 +215,8 @@ class Snapshot:
         their nids: a prefix is a range of this list. Built on the first path filter."""
         pairs: list[tuple[str, int]] = []
         for nid in self.nodes.live_nids().tolist():
-            rec = self.nodes.record(nid)
-            meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
-            path, url = meta.get("path"), meta.get("url")
-            names = page_names(
-                rec["uid"],
-                path if isinstance(path, str) else "",
-                url if isinstance(url, str) else "",
-            )
-            pairs.extend((n, nid) for n in set(names))
+            f = self.nodes.facts(nid)
+            pairs.extend((n, nid) for n in set(page_names(f.uid, f.path, f.url)))
         pairs.sort()
         return [n for n, _ in pairs], np.fromiter((i for _, i in pairs), np.uint64, len(pairs))
 
@@ -296,3 +289,6 @@ class Snapshot:
 
     def node(self, id: int) -> Node:
         return self.nodes.node(int(id))
+
+    def node_facts(self, ids: Sequence[int]) -> list[NodeFacts]:
+        return [self.nodes.facts(int(i)) for i in ids]

@@ -310,6 +310,15 @@ class _Checker:
                     size = (self.store.objects / seg["nodes_obj"]).stat().st_size
                     if int(arr[-1]) != size or (np.diff(arr) < 0).any():
                         raise _Bad(f"node offsets do not match the records (file {p})", p)
+            if seg.get("facts_offsets_obj"):
+                p = self.store.objects / seg["facts_offsets_obj"]
+                try:
+                    arr = load_npy(self.store, seg["facts_offsets_obj"], mmap=False)
+                except (CogitaveError, ValueError, OSError, EOFError) as e:
+                    raise _Bad(f"node facts offsets do not load: {_msg(e)} (file {p})", p) from e
+                size = (self.store.objects / seg["facts_obj"]).stat().st_size
+                if arr.shape != (count + 1,) or int(arr[-1]) != size or (np.diff(arr) < 0).any():
+                    raise _Bad(f"node facts offsets do not match the facts (file {p})", p)
         try:
             table = NodeTable(self.store, segments, next_nid)
         except (CogitaveError, ValueError, IndexError, KeyError, OSError) as e:
