@@ -52,6 +52,7 @@ SECTIONS = (
     "facets",
     "docs_graph",
     "indexing",
+    "latency",
     "segments",
     "sync",
     "shards",

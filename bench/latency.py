@@ -17,19 +17,23 @@ Measure: ``--queries`` mixed queries (a warm-up pass of other queries first), on
 - per stage timings from the engine's diagnostics, peak RSS, index size on disk.
 
 ``--profile`` adds a pyinstrument profile of the full pipeline over the measured queries.
+``--write`` puts the tables in the ``latency`` section of ``bench/RESULTS.md`` (the run it
+replaces goes to ``bench/history/``).
 ``--data DIR`` adds SciFact (BEIR) from ``DIR/scifact`` as a second collection (reusing
 ``--scifact-collection`` read-only when given and it has ``_all`` vectors).
 
     .venv/bin/python bench/latency.py [--nodes 100000] [--cache bench/.cache] [--build-only]
         [--queries 500] [--profile] [--data ../shared/data]
 
-Prints markdown tables; writes only under ``--cache``.
+Prints markdown tables; writes under ``--cache``, and ``bench/RESULTS.md`` with ``--write``.
 """
 
 # ruff: noqa: I001  (cogitave is imported before numpy on purpose)
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import platform
@@ -51,6 +55,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _defaults import with_default_settings
+from _machine import write_section
 from _synth import Synth, SynthParams
 
 from cogitave.collection import Collection
@@ -564,6 +569,7 @@ def main(argv: list[str] | None = None) -> None:
         help="with --proxy-encoder: the encoder whose query time every query pays (its graph: "
         "COGITAVE_ENCODER_GRAPH=shipped for the shipped one)",
     )
+    ap.add_argument("--write", action="store_true", help="write the tables to bench/RESULTS.md")
     ap.add_argument("--data", default=None, help="folder holding scifact/ (BEIR): adds SciFact")
     ap.add_argument(
         "--scifact-collection",
@@ -571,7 +577,35 @@ def main(argv: list[str] | None = None) -> None:
         help="an existing SciFact collection to reuse read-only",
     )
     args = ap.parse_args(argv)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(_Tee(sys.stdout, out)):
+        run(args)
+    if args.write and not args.build_only:
+        command = " ".join(["bench/latency.py", *(argv if argv is not None else sys.argv[1:])])
+        write_section(
+            "latency",
+            f"## Query latency at {args.nodes:,} nodes ({time.strftime('%Y-%m-%d')})\n\n"
+            f"`.venv/bin/python {command}`\n{out.getvalue()}",
+        )
 
+
+class _Tee(io.TextIOBase):
+    """Writes to several streams (the terminal and the section's text)."""
+
+    def __init__(self, *streams: Any) -> None:
+        self.streams = streams
+
+    def write(self, s: str) -> int:
+        for st in self.streams:
+            st.write(s)
+        return len(s)
+
+    def flush(self) -> None:
+        for st in self.streams:
+            st.flush()
+
+
+def run(args: argparse.Namespace) -> None:
     if not args.no_synth:
         params = SynthParams(seed=args.seed)
         synth = Synth(params)
