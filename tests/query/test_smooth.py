@@ -9,7 +9,7 @@ from cogitave import SearchRequest
 from cogitave.config import Settings, Smoothing
 from cogitave.errors import SchemaError
 from cogitave.query.lens import LensResult
-from cogitave.query.smooth import smooth
+from cogitave.query.smooth import nearest, smooth
 from cogitave.schema import WHOLE
 from tests.query import catalogue
 
@@ -89,6 +89,21 @@ def test_too_few_candidates_are_left_alone_and_say_why() -> None:
     assert info == {"applied": False, "reason": "3 candidates", "neighbours": 5, "weight": 0.35,
                     "candidates": 3}  # fmt: skip
     assert got.nids.tolist() == [0, 1]
+
+
+def test_nearest_are_the_most_alike_others_and_ties_go_to_the_earlier_row() -> None:
+    rng = np.random.default_rng(3)
+    vecs = rng.standard_normal((60, 8)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    got = nearest(vecs, 5)
+    sims = vecs @ vecs.T
+    for i in range(60):
+        others = [j for j in np.argsort(-sims[i], kind="stable").tolist() if j != i]
+        assert got[i].tolist() == others[:5]
+    # rows 1, 2 and 3 are the same vector: row 0 is as near to each, the earlier ones win
+    dup = np.array([[1, 0], [0.6, 0.8], [0.6, 0.8], [0.6, 0.8], [0, 1]], np.float32)
+    assert nearest(dup, 2)[0].tolist() == [1, 2]
+    assert nearest(dup, 2)[3].tolist() == [1, 2]  # never itself
 
 
 @pytest.mark.parametrize(
