@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -46,6 +46,7 @@ from cogitave.store.vectors import SAMPLE_SIZE
 
 SHARD_BITS = 8
 _SHARD_MASK = (1 << SHARD_BITS) - 1
+T = TypeVar("T")
 
 
 class ShardUnavailable(CogitaveError):
@@ -417,31 +418,26 @@ class ShardedView:
 
     def nodes_of(self, ids: Sequence[int]) -> list[Node]:
         """Stored nodes of live ids, one round trip per shard."""
-        arr = np.asarray(ids, np.uint64)
-        pos, local = self._split(arr)
-        got = self._scatter("records", per_shard={s: (n.tolist(),) for s, n in local.items()})
-        out: list[Node | None] = [None] * len(arr)
-        for s, recs in got.items():
-            for p, rec in zip(pos[s].tolist(), recs, strict=True):
-                out[p] = Node.from_record(rec)
-        missing = [int(arr[i]) for i, n in enumerate(out) if n is None]
-        if missing:
-            raise ShardUnavailable(f"nodes {missing[:3]} are on shards that did not answer")
-        return [n for n in out if n is not None]
+        return self._per_id("records", ids, Node.from_record)
 
     def node_facts(self, ids: Sequence[int]) -> list[NodeFacts]:
         """Facts of live ids, one round trip per shard."""
+        return self._per_id("facts", ids, lambda row: NodeFacts(*row))
+
+    def _per_id(self, method: str, ids: Sequence[int], make: Callable[[Any], T]) -> list[T]:
+        """The shards' answers to ``method`` for their local ids, made into values by
+        ``make``, in the order of ``ids``."""
         arr = np.asarray(ids, np.uint64)
         pos, local = self._split(arr)
-        got = self._scatter("facts", per_shard={s: (n.tolist(),) for s, n in local.items()})
-        out: list[NodeFacts | None] = [None] * len(arr)
+        got = self._scatter(method, per_shard={s: (n.tolist(),) for s, n in local.items()})
+        out: list[T | None] = [None] * len(arr)
         for s, rows in got.items():
             for p, row in zip(pos[s].tolist(), rows, strict=True):
-                out[p] = NodeFacts(*row)
-        missing = [int(arr[i]) for i, f in enumerate(out) if f is None]
+                out[p] = make(row)
+        missing = [int(arr[i]) for i, v in enumerate(out) if v is None]
         if missing:
             raise ShardUnavailable(f"nodes {missing[:3]} are on shards that did not answer")
-        return [f for f in out if f is not None]
+        return [v for v in out if v is not None]
 
     def close(self) -> None:
         if self._pool is not None:
