@@ -397,7 +397,7 @@ class ShardServer:
 
     def facts(self, nids: Sequence[int]) -> list[tuple[str, ...]]:
         """Uid, kind, path, URL and title of live nids (what the driver ranks pages by)."""
-        return [tuple(self.snap.nodes.facts(int(n))) for n in nids]
+        return [tuple(f) for f in self.snap.nodes.facts_of(nids)]
 
 
 def _top_stem(d: Any) -> tuple[int, str]:

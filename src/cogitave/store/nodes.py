@@ -112,6 +112,11 @@ class _Segment:
     facts: np.ndarray | None = None  # memory-mapped JSONL bytes (None: an older segment)
     fact_offsets: np.ndarray | None = None
 
+    @cached_property
+    def lines(self) -> memoryview | None:
+        """The facts bytes as a memoryview (its slices join without copies)."""
+        return None if self.facts is None else memoryview(self.facts)
+
 
 class NodeTable:
     """Every node of a root by nid: liveness, uid, and record access."""
@@ -179,16 +184,32 @@ class NodeTable:
         return rec
 
     def facts(self, nid: int) -> NodeFacts:
-        """The ranking facts of a live nid: its segment's facts line, or its parsed record
-        in a segment written before facts were kept."""
-        seg = self.segments[int(self.seg_of[nid])]
-        uid = self.uid_of.get(int(nid))
-        if seg.facts is None or seg.fact_offsets is None or uid is None:
-            return NodeFacts.of_record(self.record(nid))
-        row = int(self.row_of[nid])
-        raw = seg.facts[int(seg.fact_offsets[row]) : int(seg.fact_offsets[row + 1])].tobytes()
-        kind, path, url, title = json.loads(raw)
-        return NodeFacts(uid, kind, path, url, title)
+        """The ranking facts of a live nid (see :meth:`facts_of`)."""
+        return self.facts_of([nid])[0]
+
+    def facts_of(self, nids: Sequence[int]) -> list[NodeFacts]:
+        """The ranking facts of live nids: their segments' facts lines, parsed as one JSON
+        array (one parse of 200 lines costs what a few parses of one do), or their records
+        in segments written before facts were kept."""
+        ids = np.asarray(nids, np.int64).reshape(-1)
+        segs, rows = self.seg_of[ids].tolist(), self.row_of[ids].tolist()
+        uids = [self.uid_of.get(nid) for nid in ids.tolist()]
+        out: list[NodeFacts | None] = [None] * len(ids)
+        lines: list[memoryview] = []
+        at: list[int] = []
+        for i, (si, row, uid) in enumerate(zip(segs, rows, uids, strict=True)):
+            seg = self.segments[si]
+            if seg.lines is None or seg.fact_offsets is None or uid is None:
+                out[i] = NodeFacts.of_record(self.record(int(ids[i])))
+                continue
+            lo, hi = seg.fact_offsets[row : row + 2].tolist()
+            lines.append(seg.lines[lo : hi - 1])  # without its newline
+            at.append(i)
+        if lines:
+            parsed = json.loads(b"[" + b",".join(lines) + b"]")
+            for i, (kind, path, url, title) in zip(at, parsed, strict=True):
+                out[i] = NodeFacts(uids[i], kind, path, url, title)  # type: ignore[arg-type]
+        return [f for f in out if f is not None]
 
     def node(self, nid: int) -> Node:
         n = self._cache.get(nid)

@@ -214,8 +214,8 @@ class Snapshot:
         """Every live node's page names (:func:`~cogitave.nodes.page_names`), sorted, with
         their nids: a prefix is a range of this list. Built on the first path filter."""
         pairs: list[tuple[str, int]] = []
-        for nid in self.nodes.live_nids().tolist():
-            f = self.nodes.facts(nid)
+        live = self.nodes.live_nids().tolist()
+        for nid, f in zip(live, self.nodes.facts_of(live), strict=True):
             pairs.extend((n, nid) for n in set(page_names(f.uid, f.path, f.url)))
         pairs.sort()
         return [n for n, _ in pairs], np.fromiter((i for _, i in pairs), np.uint64, len(pairs))
@@ -291,4 +291,4 @@ class Snapshot:
         return self.nodes.node(int(id))
 
     def node_facts(self, ids: Sequence[int]) -> list[NodeFacts]:
-        return [self.nodes.facts(int(i)) for i in ids]
+        return self.nodes.facts_of(ids)
