@@ -37,8 +37,8 @@ def test_facts_lines_equal_the_records_facts(tmp_path: Path) -> None:
     snap = _collection(tmp_path).snapshot
     table = snap.nodes
     assert all(seg.facts is not None for seg in table.segments)
-    for uid, nid in table.nid_of.items():
-        assert table.facts(nid) == NodeFacts.of_record(table.record(nid)), uid
+    nids = list(table.nid_of.values())
+    assert table.facts_of(nids) == [NodeFacts.of_record(table.record(n)) for n in nids]
     got = {f.uid: f for f in snap.node_facts(list(table.nid_of.values()))}
     assert got["b#s"] == NodeFacts("b#s", "section", "docs/b.md", "", "Two\nlines «ü»")
     assert got["c"] == NodeFacts("c", "page", "", "", "")  # a tuple title, a number URL: ''
@@ -65,8 +65,8 @@ def test_a_segment_without_facts_reads_its_records(tmp_path: Path) -> None:
     table = NodeTable(store, old, m.next_nid)
     assert all(seg.facts is None for seg in table.segments)
     new = Snapshot.open(store, col.root).nodes
-    for nid in new.nid_of.values():
-        assert table.facts(nid) == new.facts(nid)
+    nids = list(new.nid_of.values())
+    assert table.facts_of(nids) == new.facts_of(nids)
 
 
 def test_a_replaced_node_has_its_new_facts(tmp_path: Path) -> None:
@@ -83,7 +83,7 @@ def test_sharded_view_answers_the_same_facts(tmp_path_factory: pytest.TempPathFa
     uids = sorted(one.nodes.nid_of)[:40]
     ids = [port.id_of(u) for u in uids]
     assert None not in ids
-    assert port.node_facts(ids) == [one.nodes.facts(one.id_of(u)) for u in uids]
+    assert port.node_facts(ids) == one.nodes.facts_of([one.id_of(u) for u in uids])
 
 
 def test_compact_writes_the_facts_an_older_root_lacks(tmp_path: Path) -> None:
@@ -98,8 +98,14 @@ def test_compact_writes_the_facts_an_older_root_lacks(tmp_path: Path) -> None:
     assert all("facts_obj" not in s for s in col.snapshot.manifest.segments)
     assert col.search(SearchRequest(query="plain", mode="bm25")).uids == ["a"]
     assert verify_collection(col.store.path).ok
+    col.add([Node("g", "page", {"title": "New", "body": "v"}, meta={"path": "docs/g.md"})])
+    col.publish()  # one segment with lines after the old ones: a batch reads both ways
+    table = col.snapshot.nodes
+    assert [seg.facts is not None for seg in table.segments] == [False, True]
+    nids = list(table.nid_of.values())
+    assert table.facts_of(nids) == [NodeFacts.of_record(table.record(n)) for n in nids]
     col.compact()
     segs = col.snapshot.manifest.segments
-    assert [s["facts_obj"] for s in segs] == [s["facts_obj"] for s in fresh]
+    assert segs[0]["facts_obj"] == fresh[0]["facts_obj"]
     assert all(seg.facts is not None for seg in col.snapshot.nodes.segments)
     assert verify_collection(col.store.path).ok

@@ -183,10 +183,6 @@ class NodeTable:
         rec: dict[str, Any] = json.loads(raw)
         return rec
 
-    def facts(self, nid: int) -> NodeFacts:
-        """The ranking facts of a live nid (see :meth:`facts_of`)."""
-        return self.facts_of([nid])[0]
-
     def facts_of(self, nids: Sequence[int]) -> list[NodeFacts]:
         """The ranking facts of live nids: their segments' facts lines, parsed as one JSON
         array (one parse of 200 lines costs what a few parses of one do), or their records
