@@ -260,7 +260,7 @@ def port_facts(port: ReadPort, nids: Sequence[int]) -> Callable[[int], PageFacts
     missing = [n for n in dict.fromkeys(nids) if n not in memo]
     if missing:
         for n, f in zip(missing, port.node_facts(missing), strict=True):
-            memo[n] = PageFacts(f.uid, f.kind, f.path, f.url, f.title)
+            memo[n] = PageFacts(*f)
     return memo.__getitem__
 
 

@@ -109,13 +109,10 @@ class _Segment:
     data: np.ndarray  # memory-mapped JSONL bytes
     offsets: np.ndarray
     nids: np.ndarray
-    facts: np.ndarray | None = None  # memory-mapped JSONL bytes (None: an older segment)
+    # the memory-mapped facts lines (a view: its slices join without copies) and their
+    # offsets; None in a segment written before them
+    facts: memoryview | None = None
     fact_offsets: np.ndarray | None = None
-
-    @cached_property
-    def lines(self) -> memoryview | None:
-        """The facts bytes as a memoryview (its slices join without copies)."""
-        return None if self.facts is None else memoryview(self.facts)
 
 
 class NodeTable:
@@ -137,7 +134,7 @@ class NodeTable:
             offsets = load_npy(store, seg["offsets_obj"], mmap=False)
             part = _Segment(data, offsets, nids)
             if "facts_obj" in seg and seg["count"]:
-                part.facts = _mapped(store, seg["facts_obj"])
+                part.facts = memoryview(_mapped(store, seg["facts_obj"]))
                 part.fact_offsets = load_npy(store, seg["facts_offsets_obj"], mmap=False)
             self.segments.append(part)
             uids = store.get_bytes(seg["uids_obj"]).decode().split("\n") if seg["count"] else []
@@ -195,11 +192,11 @@ class NodeTable:
         at: list[int] = []
         for i, (si, row, uid) in enumerate(zip(segs, rows, uids, strict=True)):
             seg = self.segments[si]
-            if seg.lines is None or seg.fact_offsets is None or uid is None:
+            if seg.facts is None or seg.fact_offsets is None or uid is None:
                 out[i] = NodeFacts.of_record(self.record(int(ids[i])))
                 continue
             lo, hi = seg.fact_offsets[row : row + 2].tolist()
-            lines.append(seg.lines[lo : hi - 1])  # without its newline
+            lines.append(seg.facts[lo : hi - 1])  # without its newline
             at.append(i)
         if lines:
             parsed = json.loads(b"[" + b",".join(lines) + b"]")
