@@ -184,6 +184,10 @@ def _retained(store: RootStore, head: str | None) -> Iterator[tuple[str, str]]:
         yield r, files[r].name
 
 
+#: A node segment's offsets objects: the lines they index, and what those lines are.
+_LINES = {"offsets_obj": ("nodes_obj", "records"), "facts_offsets_obj": ("facts_obj", "facts")}
+
+
 class _Checker:
     """Checks roots one by one; object hashes are computed once and shared between roots."""
 
@@ -295,30 +299,25 @@ class _Checker:
         segments = manifest.segments
         for seg in segments:
             count = seg.get("count", -1)
-            for key in ("nids_obj", "offsets_obj", "deletes_obj"):
+            keys = ["nids_obj", "offsets_obj", "deletes_obj"]
+            if "facts_offsets_obj" in seg:
+                keys.append("facts_offsets_obj")
+            for key in keys:
                 p = self.store.objects / seg[key]
                 try:
                     arr = load_npy(self.store, seg[key], mmap=False)
                 except (CogitaveError, ValueError, OSError, EOFError) as e:
                     raise _Bad(f"node segment {key} does not load: {_msg(e)} (file {p})", p) from e
-                want = {"nids_obj": count, "offsets_obj": count + 1}.get(key)
+                want = count if key == "nids_obj" else count + 1 if key in _LINES else None
                 if arr.ndim != 1 or (want is not None and len(arr) != want):
                     raise _Bad(f"node segment {key} has {arr.shape} rows, not {want} (file {p})", p)
                 if key == "nids_obj" and len(arr) and int(arr.max()) >= next_nid:
                     raise _Bad(f"node ids past next_nid {next_nid} (file {p})", p)
-                if key == "offsets_obj" and len(arr):
-                    size = (self.store.objects / seg["nodes_obj"]).stat().st_size
+                if key in _LINES and len(arr):
+                    data, what = _LINES[key]
+                    size = (self.store.objects / seg[data]).stat().st_size
                     if int(arr[-1]) != size or (np.diff(arr) < 0).any():
-                        raise _Bad(f"node offsets do not match the records (file {p})", p)
-            if seg.get("facts_offsets_obj"):
-                p = self.store.objects / seg["facts_offsets_obj"]
-                try:
-                    arr = load_npy(self.store, seg["facts_offsets_obj"], mmap=False)
-                except (CogitaveError, ValueError, OSError, EOFError) as e:
-                    raise _Bad(f"node facts offsets do not load: {_msg(e)} (file {p})", p) from e
-                size = (self.store.objects / seg["facts_obj"]).stat().st_size
-                if arr.shape != (count + 1,) or int(arr[-1]) != size or (np.diff(arr) < 0).any():
-                    raise _Bad(f"node facts offsets do not match the facts (file {p})", p)
+                        raise _Bad(f"node offsets do not match the {what} (file {p})", p)
         try:
             table = NodeTable(self.store, segments, next_nid)
         except (CogitaveError, ValueError, IndexError, KeyError, OSError) as e:
