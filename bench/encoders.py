@@ -17,10 +17,11 @@ more than 0.005, and its speed passes too.
 Speed measures, in one process and interleaved call by call: query encoding (SciFact claims
 and docs questions of 5 to 15 words, one at a time) and document encoding (SciFact abstracts,
 batches of 8 as a publish sends them), for today's MiniLM graph (``shipped``), the derived
-MiniLM graph (``int8-per-channel``) and bge-small. Wall time on the encoder's default threads,
+MiniLM graph (``int8-static-v2``) and bge-small. Wall time on the encoder's default threads,
 and CPU time of one thread (``intra_op_num_threads=1``; steadier on a loaded box). The load
 average is printed beside each table. ``--graphs`` derives MiniLM graphs that keep fewer
-products float and gives each one's parity (the CI bar, on the tests' stored fp32 vectors) and
+products float, with fixed or dynamic activation ranges, and gives each one's parity (the CI
+bar, on the tests' stored fp32 vectors), how far a text moves with its batch, and
 speed against the shipped graph, in one run. ``--write`` puts the tables in their section of
 bench/RESULTS.md.
 """
@@ -213,7 +214,7 @@ def speed(data: Path, threads: int | None) -> list[str]:
         "MiniLM, shipped graph (today's)": OnnxMiniLMEncoder(
             graph="shipped", intra_op_num_threads=threads
         ),
-        "MiniLM, int8-per-channel graph": OnnxMiniLMEncoder(
+        "MiniLM, int8-static-v2 graph (the default)": OnnxMiniLMEncoder(
             graph="fast", intra_op_num_threads=threads
         ),
         "bge-small (shipped int8 graph)": OnnxBgeSmallEncoder(intra_op_num_threads=threads),
@@ -247,9 +248,10 @@ def speed(data: Path, threads: int | None) -> list[str]:
 
 # -- MiniLM graphs: which products stay float -------------------------------------------------
 RECIPES = {
-    "feed-forward outputs float (the default, int8-per-channel-v1)": None,
-    "first 3 feed-forward outputs float": 3,
-    "every MatMul int8": 0,
+    "feed-forward outputs float, fixed ranges (the default, int8-static-v2)": (None, True),
+    "feed-forward outputs float, dynamic ranges (int8-per-channel-v1)": (None, False),
+    "first 3 feed-forward outputs float, dynamic ranges": (3, False),
+    "every MatMul int8, dynamic ranges": (0, False),
 }
 
 
@@ -268,9 +270,13 @@ def graphs_table(data: Path) -> list[str]:
     shipped.warm()
     encs: dict[str, OnnxMiniLMEncoder] = {"shipped graph (today's)": shipped}
     tmp = Path(tempfile.mkdtemp(prefix="cogitave-recipes-"))
-    for label, keep in RECIPES.items():
-        path = tmp / f"{keep}.onnx"
-        path.write_bytes(graphs.derive(shipped.model_path, GraphRecipe("bench", keep)))
+    tokenizer = shipped._load()[1]
+    for label, (keep, static) in RECIPES.items():
+        path = tmp / f"{keep}-{static}.onnx"
+        recipe = GraphRecipe("bench", keep, static_activations=static)
+        path.write_bytes(
+            graphs.derive(shipped.model_path, recipe, lambda t: tokenizer.encode(t).ids)
+        )
         encs[label] = OnnxMiniLMEncoder(graph="shipped", intra_op_num_threads=1, model_path=path)
     docs = [t for t in fixed_texts() if any(c.isalnum() for c in t)]
     with np.load(REFERENCE_FILE) as stored:
@@ -287,20 +293,22 @@ def graphs_table(data: Path) -> list[str]:
         f"and batched, against the stored fp32 vectors; {len(claims)} SciFact claims against "
         "the shipped graph.",
         "",
-        "| MiniLM graph | fixed texts min | mean | claims min | mean | query p50 ms "
-        "| queries vs today | abstracts/s | vs today |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| MiniLM graph | fixed texts min | mean | claims min | mean | alone vs batched min "
+        "| query p50 ms | queries vs today | abstracts/s | vs today |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     base = "shipped graph (today's)"
     for k, e in encs.items():
-        ours = np.concatenate([e.encode(docs), *(e.encode([t]) for t in docs)])
-        fixed = (ours * np.concatenate([ref, ref])).sum(1)
+        batched, alone = e.encode(docs), np.concatenate([e.encode([t]) for t in docs])
+        fixed = (np.concatenate([batched, alone]) * np.concatenate([ref, ref])).sum(1)
+        moved = float((batched * alone).sum(1).min())
         cl = (e.encode(claims, batch_size=1) * claims_ref).sum(1)
         p50, base50 = float(np.median(q_ms[k])), float(np.median(q_ms[base]))
         rate, base_rate = 2 * len(abs_) / d_s[k], 2 * len(abs_) / d_s[base]
         lines.append(
             f"| {k} | {fixed.min():.4f} | {fixed.mean():.4f} | {cl.min():.4f} | {cl.mean():.4f} "
-            f"| {p50:.2f} | {base50 / p50:.2f}x | {rate:.2f} | {rate / base_rate:.2f}x |"
+            f"| {moved:.4f} | {p50:.2f} | {base50 / p50:.2f}x | {rate:.2f} "
+            f"| {rate / base_rate:.2f}x |"
         )
         print(lines[-1], flush=True)
     return lines

@@ -11,7 +11,7 @@ ray = pytest.importorskip("ray")
 
 from cogitave.distributed import hashed  # noqa: E402
 from cogitave.distributed.actors import open_ray, stop  # noqa: E402
-from cogitave.distributed.build import build_sharded  # noqa: E402
+from cogitave.distributed.build import build_sharded, embed_local, embed_ray  # noqa: E402
 from cogitave.distributed.facade import ShardedCollection  # noqa: E402
 from cogitave.ingest.beir import BEIR_SCHEMA  # noqa: E402
 from cogitave.query.types import SearchRequest  # noqa: E402
@@ -84,3 +84,17 @@ def test_dead_actor_is_named_or_partial(ray_built) -> None:
         assert res.uids and all(view.id_of(u) & 0xFF == 0 for u in res.uids)
     finally:
         stop(view)
+
+
+def test_ray_embeds_the_default_encoder_as_one_process_does(cluster, scifact_slice) -> None:
+    # Ray Data cuts the texts into its own batches on two actors: other batch-mates, other
+    # padding than one process's length-sorted batches. The default graph's fixed activation
+    # ranges give every text the same bits either way.
+    from cogitave.expand.embed import DEFAULT_ENCODER, get_encoder
+
+    nodes, _ = scifact_slice
+    texts = [str(n.dims.get("text", ""))[:400] for n in nodes[:60]]
+    graph = get_encoder(DEFAULT_ENCODER).graph_name  # type: ignore[attr-defined]
+    local = embed_local(DEFAULT_ENCODER, graph, texts)
+    remote = embed_ray(DEFAULT_ENCODER, graph, texts, actors=2, batch_size=7)
+    np.testing.assert_array_equal(remote, local)

