@@ -65,7 +65,7 @@ def test_every_hit_names_its_version_and_the_answer_its_provenance(lib: LibraryC
     assert {h.library for h in answer.results} == {"fastapi@0.115.0", "tanstack-react-query@5.0.0"}
     prov = {p.library: p for p in answer.libraries}
     assert prov["fastapi@0.115.0"].source == "/f/0115" and prov["fastapi@0.115.0"].indexed_at
-    assert "(FastAPI 0.115.0)" in answer.markdown
+    assert "(FastAPI 0.115.0, newest held)" in answer.markdown
     one = ops.docs_search(lib, SearchArgs("alpha", library="fastapi", version="0.110.0"))
     assert {h.library for h in one.results} == {"fastapi@0.110.0"}
     with pytest.raises(InputError, match="version needs exactly one library"):

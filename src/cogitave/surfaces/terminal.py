@@ -12,7 +12,7 @@ import signal
 import sys
 import textwrap
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -150,14 +150,26 @@ def search(reader: Reader, args: SearchArgs, fmt: str) -> None:
         sys.stdout.write(ops.docs_search(reader, args).markdown + "\n")
         return
     res = ops.search(reader, args)
+    asked = args.request.libraries
     if fmt == "json":
-        sys.stdout.write(json.dumps(res.to_dict(), ensure_ascii=False) + "\n")
+        body = res.to_dict()
+        body["results"] = ops.hit_provenance(reader, res, asked)
+        sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
         return
-    print_results(res)
+    refs = [h.library for h in res.results if h.library]
+    print_results(
+        res, provenance={p.library: p.describe() for p in ops.provenance_of(reader, refs, asked)}
+    )
 
 
-def print_results(res: SearchResponse, hits: Sequence[Hit] | None = None) -> None:
-    """Hits for a person: rank, breadcrumb (or title), where it lives, a readable snippet."""
+def print_results(
+    res: SearchResponse,
+    hits: Sequence[Hit] | None = None,
+    provenance: Mapping[str, str] | None = None,
+) -> None:
+    """Hits for a person: rank, breadcrumb (or title), where it lives, its library version
+    and how it was chosen (``provenance``: library version -> that line), a readable
+    snippet."""
     from cogitave.service.render import crumbs
 
     if not res.results:
@@ -169,6 +181,9 @@ def print_results(res: SearchResponse, hits: Sequence[Hit] | None = None) -> Non
             highlight=False,
         )
         out.print(f"     {h.url or h.path or h.uid}", markup=False, highlight=False)
+        if h.library:
+            line = (provenance or {}).get(h.library) or h.library
+            out.print(f"     {line}", markup=False, highlight=False)
         if h.snippet:
             snippet = " ".join(h.snippet.split())
             for line in textwrap.wrap(snippet, width=96, max_lines=3, placeholder=" …"):
@@ -257,13 +272,18 @@ def heading(text: str) -> None:
 def libraries_table(libraries: Sequence[Any]) -> Table:
     """Per library version: pages, nodes, where it came from, when, and whether reads
     without a version cover it (``*``; a project's pin that is not exact says so)."""
-    t = Table("library", "version", "pages", "nodes", "source", "indexed at", "")
+    from cogitave.service.ops import choice_text
+
+    t = Table("library", "version", "pages", "nodes", "source", "commit", "indexed at", "")
     for lib in libraries:
         for v in lib.versions:
             note = "*" if v.default else ""
             if v.version_match:
-                note += f" {v.version_match} to {v.wanted}" if v.wanted else f" {v.version_match}"
-            t.add_row(lib.name, v.version, str(v.pages), str(v.nodes), v.source, v.indexed_at, note)
+                note += " " + choice_text(v.version_match, v.wanted)
+            t.add_row(lib.name, v.version, str(v.pages), str(v.nodes), v.source,
+                      (v.commit or "-")[:12], v.indexed_at, note.strip())  # fmt: skip
+        if lib.project and lib.project.startswith("none"):
+            t.add_row(lib.name, "-", "", "", "", "", "", f"not read: {lib.project}")
     return t
 
 
