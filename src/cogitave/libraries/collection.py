@@ -295,8 +295,8 @@ class LibraryCollection(Reader):
         if gone is not None:
             versions = self.versions_held(key)
             raise NotFoundError(
-                f"the project uses {gone.package} {gone.wanted or '(any version)'} and no "
-                f"version held fits ({gone.reason}); versions held: {', '.join(versions)}: "
+                f"{key}: the project uses {gone.wanted or 'a version'} and no version held "
+                f"fits it (none is read in its place); versions held: {', '.join(versions)}; "
                 f"name one ({key}@{versions[-1]}) to read it anyway",
                 details={"library": key, "wanted": gone.wanted, "versions": versions},
             )

@@ -220,6 +220,31 @@ def search(reader: Reader, args: SearchArgs) -> SearchResponse:
     return reader.search(args.request)
 
 
+@dataclass(frozen=True)
+class SearchAnswer:
+    """The ranking as JSON surfaces give it: every hit with its library version's provenance
+    (``provenance``: library, version, how it was chosen, source, commit) and the project's
+    warnings."""
+
+    response: SearchResponse
+    hits: tuple[dict[str, Any], ...]
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.response.to_dict()
+        out["results"] = list(self.hits)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
+
+
+def search_answer(reader: Reader, args: SearchArgs) -> SearchAnswer:
+    """:func:`search` with the provenance of every hit (the JSON of REST and the CLI)."""
+    res = search(reader, args)
+    hits = hit_provenance(reader, res, args.request.libraries)
+    return SearchAnswer(res, tuple(hits), reader.project_warnings())
+
+
 def docs_search(reader: Reader, args: SearchArgs) -> DocsAnswer:
     """The search as an agent reads it: Markdown within ``max_tokens`` and compact hits."""
     return _answer(reader, search(reader, args), args, with_code=False)

@@ -149,13 +149,12 @@ def search(reader: Reader, args: SearchArgs, fmt: str) -> None:
     if fmt == "markdown":
         sys.stdout.write(ops.docs_search(reader, args).markdown + "\n")
         return
-    res = ops.search(reader, args)
-    asked = args.request.libraries
     if fmt == "json":
-        body = res.to_dict()
-        body["results"] = ops.hit_provenance(reader, res, asked)
+        body = ops.search_answer(reader, args).to_dict()
         sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
         return
+    res = ops.search(reader, args)
+    asked = args.request.libraries
     refs = [h.library for h in res.results if h.library]
     print_results(
         res, provenance={p.library: p.describe() for p in ops.provenance_of(reader, refs, asked)}
@@ -380,7 +379,8 @@ def project_report(pins: Any) -> None:
         err.print(f"warning: {w}", markup=False)
     for d in pins.dependencies:
         if d.library is not None:
-            err.print(f"{d.package}: {d.library}@{d.version or '-'} ({d.match}: {d.reason})",
+            read = f"{d.library}@{d.version}" if d.version else "not read unless named"
+            err.print(f"{d.package}: {read} ({d.match}: {d.reason})",
                       markup=False, highlight=False)  # fmt: skip
 
 
