@@ -21,8 +21,9 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from cogitave import opening
 from cogitave.config import Settings
-from cogitave.errors import ConflictError, EncoderError, NotFoundError
+from cogitave.errors import ConflictError, EncoderError, InputError, NotFoundError
 from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name, check_identity, load_encoder
 from cogitave.nodes import Node
 from cogitave.publish import Progress, Published, configure, empty_manifest, publish, reembed
@@ -136,9 +137,16 @@ class Collection(Reader):
         cls, path: str | Path, root: str | None = None, *, encoder: str | None = None
     ) -> Collection:
         """Open a collection at HEAD, or at a retained root id. ``encoder``, if given, must be
-        the encoder the collection was created with."""
+        the encoder the collection was created with. A folder of libraries or of shards opens
+        as its own reader (what :func:`cogitave.open` gives: the same
+        :class:`~cogitave.reader.Reader` interface, read-only for shards)."""
         store = RootStore(path)
         if not store.exists():
+            other = opening.open_other(Path(path), root)
+            if other is not None:
+                if encoder is not None:
+                    raise InputError(f"{path} is not a plain collection: open it without encoder")
+                return other  # type: ignore[no-any-return]  # a Reader, as the docstring says
             raise NotFoundError(f"no collection at {store.path}")
         col = cls(store, root)
         have = col.snapshot.encoder_name

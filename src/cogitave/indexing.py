@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cogitave import opening
 from cogitave.errors import CogitaveError, ConflictError, IngestError, InputError, NotFoundError
 from cogitave.ingest.remote import GitSource, Location, WebSource
 from cogitave.libraries.names import library_key
@@ -138,10 +139,36 @@ def open_reader(
 
         if ray is not None:
             raise InputError(f"--ray needs a sharded collection; {path} holds libraries")
+        if root is not None:
+            raise InputError(
+                f"{path} holds libraries, each with its own roots: read one version with "
+                "--library NAME@VERSION instead of --root"
+            )
         return LibraryCollection.open(path)
     if ray is not None:
         raise InputError(f"--ray needs a sharded collection; {path} is not one")
     return open_collection(path, root=root)
+
+
+def open_any(path: str | Path, root: str | None = None) -> Reader:
+    """``cogitave.open``: the collection at ``path``, plain (at ``root``, a retained root id,
+    when given), sharded or of libraries, as the :class:`~cogitave.reader.Reader` every
+    surface reads (``NotFoundError`` when ``path`` holds none)."""
+    return open_reader(Path(path), root=root)
+
+
+def _open_other(path: Path, root: str | None) -> Reader | None:
+    """The reader of a folder of libraries or a sharded collection (None: neither), for
+    ``Collection.open`` (:mod:`cogitave.opening`)."""
+    from cogitave.distributed.layout import is_sharded
+    from cogitave.libraries.layout import is_library_collection
+
+    if not (is_sharded(path) or is_library_collection(path)):
+        return None
+    return open_reader(path, root=root)
+
+
+opening.register(_open_other)
 
 
 def use_project(reader: Reader, folder: Path) -> ProjectPins | None:

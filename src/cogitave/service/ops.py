@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from cogitave.config import Settings
-from cogitave.errors import CogitaveError, NotFoundError, QueryError
+from cogitave.errors import CogitaveError, InputError, NotFoundError, QueryError
 from cogitave.graph.query import GraphQueryResult
 from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
 from cogitave.libraries.layout import version_order
@@ -41,9 +41,6 @@ from cogitave.service.args import (
 )
 from cogitave.service.render import AnswerBudget
 from cogitave.store.roots import RootInfo
-
-if TYPE_CHECKING:
-    from cogitave.collection import Collection
 
 NODES_PATH = "/nodes/"
 
@@ -586,18 +583,24 @@ class SettingsAnswer:
     changed: bool = False
 
 
-def settings(
-    collection: Collection, sets: Sequence[str] = (), file: Path | None = None
-) -> SettingsAnswer:
-    """The collection's settings; with ``sets`` (``section.key=value``) or a settings
-    ``file`` (replacing them all), published in a new root (nothing is re-indexed)."""
-    current = collection.snapshot.settings
+def settings(reader: Reader, sets: Sequence[str] = (), file: Path | None = None) -> SettingsAnswer:
+    """The collection's settings (a plain, sharded or library collection: every library of
+    one carries the same); with ``sets`` (``section.key=value``) or a settings ``file``
+    (replacing them all), published in a new root (nothing is re-indexed). A sharded
+    collection's settings are the ones it was built with: they are shown, not changed."""
+    current = reader.port().settings
     if file is None and not sets:
-        return SettingsAnswer(current, collection.root)
+        return SettingsAnswer(current, reader.root)
+    configure = getattr(reader, "configure", None)
+    if configure is None:
+        raise InputError(
+            "a sharded collection keeps the settings it was built with: build it again "
+            "with the settings changed (cogitave index --shards N)"
+        )
     base = Settings.load(file) if file is not None else current
-    before = collection.root
-    rid = collection.configure(base.with_sets(sets))
-    return SettingsAnswer(collection.snapshot.settings, rid, rid != before)
+    before = reader.root
+    rid = configure(base.with_sets(sets))
+    return SettingsAnswer(reader.port().settings, rid, rid != before)
 
 
 # -- JSON -------------------------------------------------------------------------------------

@@ -312,7 +312,7 @@ def settings(
     from cogitave.service import ops
 
     sets = terminal.move_encoder(collection, list(set_ or ()), quiet=quiet, as_json=as_json)
-    answer = ops.settings(indexing.open_collection(collection), sets, file)
+    answer = ops.settings(indexing.open_reader(collection), sets, file)
     if as_json:
         sys.stdout.write(json.dumps(answer.settings.to_dict()) + "\n")
         return
