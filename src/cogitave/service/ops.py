@@ -316,6 +316,8 @@ def provenance_of(
 ) -> tuple[Provenance, ...]:
     """The provenance of each library version ``refs`` names, once each, in order (``asked``:
     the libraries the request named, see :func:`version_choice`)."""
+    if not refs:  # hits of no library (a plain collection): nothing to look up
+        return ()
     held = {e.ref: e for e in reader.libraries()}
     out: list[Provenance] = []
     for ref in dict.fromkeys(refs):
