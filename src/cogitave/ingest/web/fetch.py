@@ -296,16 +296,16 @@ class Fetcher:
             return Failure(url, "connection", detail=str(e) or type(e).__name__, retry=True)
         except (httpx.InvalidURL, httpx.StreamError) as e:
             return Failure(url, "unusable URL", detail=type(e).__name__, skip="refused")
-        except _TooLarge:
+        except TooLarge:
             return Failure(url, f"larger than {max_bytes:,} bytes", skip="size")
-        except _BadEncoding as e:
+        except BadEncoding as e:
             return Failure(url, f"content encoding {e}", skip="encoding")
 
     async def _read(self, url: str, headers: Mapping[str, str], max_bytes: int) -> Response:
         async with self._client.stream("GET", url, headers=dict(headers)) as r:
             declared = r.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > max_bytes:
-                raise _TooLarge
+                raise TooLarge
             decoder = BoundedDecoder(r.headers.get_list("content-encoding"), max_bytes)
             chunks: list[bytes] = []
             raw = 0
@@ -313,7 +313,7 @@ class Fetcher:
                 async for chunk in r.aiter_raw():
                     raw += len(chunk)
                     if raw > max_bytes:
-                        raise _TooLarge
+                        raise TooLarge
                     chunks.extend(decoder.feed(chunk))
                 chunks.extend(decoder.finish())
             finally:
@@ -338,12 +338,14 @@ class _Redirect(Exception):
         self.response = response
 
 
-class _TooLarge(Exception):
-    """A body past the size limit (caught inside the fetcher)."""
+class TooLarge(Exception):
+    """A body past the size limit (:class:`BoundedDecoder`; the fetcher makes it a
+    ``size`` skip)."""
 
 
-class _BadEncoding(Exception):
-    """A content encoding the fetcher does not decode (caught inside the fetcher)."""
+class BadEncoding(Exception):
+    """A content encoding not decoded, or data that does not decode (:class:`BoundedDecoder`;
+    the fetcher makes it an ``encoding`` skip)."""
 
 
 class BoundedDecoder:
@@ -358,10 +360,10 @@ class BoundedDecoder:
         names = [e.strip().lower() for v in encodings for e in v.split(",")]
         names = [n for n in names if n and n != "identity"]
         if len(names) > MAX_ENCODINGS:
-            raise _BadEncoding(f"{', '.join(names)} (more than {MAX_ENCODINGS} stacked)")
+            raise BadEncoding(f"{', '.join(names)} (more than {MAX_ENCODINGS} stacked)")
         for n in names:
             if n not in ("gzip", "x-gzip", "deflate"):
-                raise _BadEncoding(f"{n} (not asked for)")
+                raise BadEncoding(f"{n} (not asked for)")
         self.limit = limit
         # the last encoding applied is the first undone
         self.stages = [_Inflate(n, limit) for n in reversed(names)]
@@ -377,7 +379,7 @@ class BoundedDecoder:
         for piece in self._through(0, data):
             self.size += len(piece)
             if self.size > self.limit:
-                raise _TooLarge
+                raise TooLarge
             yield piece
 
     def finish(self) -> Iterator[bytes]:
@@ -427,10 +429,10 @@ class _Inflate:
             try:
                 out = d.decompress(data, step)
             except zlib.error as e:
-                raise _BadEncoding(f"{'gzip' if self.gzip else 'deflate'} (bad data)") from e
+                raise BadEncoding(f"{'gzip' if self.gzip else 'deflate'} (bad data)") from e
             self.produced += len(out)
             if self.produced > self.limit:
-                raise _TooLarge
+                raise TooLarge
             if out:
                 yield out
             data = d.unconsumed_tail
