@@ -78,7 +78,7 @@ def test_what_each_kind_may_reach() -> None:
                         resolve=public("docs.example.com", "cdn.example.net"))  # fmt: skip
     assert given.check("https://cdn.example.net/docs/", "start", first=False) is None
     assert given.check("https://cdn.example.net/blog/", "start", first=False) == "scope"
-    assert given.hosts() == {"cdn.example.net"}
+    assert given.hosts() == {"docs.example.com", "cdn.example.net"}
     assert given.check("https://cdn.example.net/robots.txt", "site") is None
 
 

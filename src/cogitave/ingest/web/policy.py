@@ -13,15 +13,18 @@ them). What a request may reach depends on what it is for (its *kind*):
   (prefixes, globs, languages).
 - ``site``: a file the site names or serves beside its pages (robots.txt, the sitemaps a
   robots.txt or a sitemap index names, ``llms.txt``, ``objects.inv``, a page's Markdown
-  alternate and its twins): **same-site** only, that is on a host (and port) of the scope's
-  prefixes, any path. A site may make the crawl read its own files, never another host's.
+  alternate and its twins): **same-site** only, that is on the start page's host (and port)
+  or one of the scope's prefixes', any path. A site may make the crawl read its own files,
+  never another host's.
 
 Whatever the kind: only ``http``/``https``; a URL at most :data:`MAX_URL` characters; and
 never, from a public start host, a host that is or resolves to a private, loopback,
 link-local or otherwise non-public address (every address it resolves to is checked; a crawl
 started on ``127.0.0.1`` on purpose may stay there). :meth:`FetchPolicy.refusal` is that rule
 for ``site`` as a plain synchronous call, safe from another thread: what a page rendered in
-a browser may load (any path of the crawl's hosts, nothing else).
+a browser may load (any path of the crawl's hosts, nothing else). The addresses are checked
+when a request is decided; the connection resolves the name again, so a DNS answer that
+changes in between (rebinding) is not covered.
 
 Besides where, how much: each request counts against a crawl-wide **request budget** and a
 **deadline** (``--max-time``): past either, no request starts (:meth:`FetchPolicy.spend`
@@ -129,11 +132,11 @@ class FetchPolicy:
         return None if netloc in self.hosts() else "other site"
 
     def hosts(self) -> set[str]:
-        """The crawl's hosts (``host[:port]``, as URLs name them): its prefixes'."""
+        """The crawl's hosts (``host[:port]``, as URLs name them): the start page's and its
+        scope's prefixes'."""
         scope = self.scope
-        if scope is None:
-            return set()
-        return {urlsplit(p).netloc.lower() for p in scope.prefixes}
+        prefixes = scope.prefixes if scope is not None else ()
+        return {urlsplit(u).netloc.lower() for u in (self.start, *prefixes)}
 
     def _is_private(self, host: str) -> bool:
         key = host.lower()
