@@ -302,11 +302,16 @@ class Fetcher:
             return Failure(url, f"content encoding {e}", skip="encoding")
 
     async def _read(self, url: str, headers: Mapping[str, str], max_bytes: int) -> Response:
+        """The response; its body read only for a 2xx answer (an error page's is never
+        used), decoded as it streams."""
         async with self._client.stream("GET", url, headers=dict(headers)) as r:
+            heads = {k: v for k, v in r.headers.items() if k != "content-encoding"}
+            if not 200 <= r.status_code < 300:
+                return Response(str(r.url), r.status_code, heads, b"")
             declared = r.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > max_bytes:
                 raise TooLarge
-            decoder = BoundedDecoder(r.headers.get_list("content-encoding"), max_bytes)
+            decoder: BoundedDecoder | None = None
             chunks: list[bytes] = []
             raw = 0
             try:
@@ -314,11 +319,13 @@ class Fetcher:
                     raw += len(chunk)
                     if raw > max_bytes:
                         raise TooLarge
+                    if decoder is None:  # an encoding matters once there is a body
+                        encodings = r.headers.get_list("content-encoding")
+                        decoder = BoundedDecoder(encodings, max_bytes)
                     chunks.extend(decoder.feed(chunk))
-                chunks.extend(decoder.finish())
             finally:
-                self.decoded_most = max(self.decoded_most, decoder.most)
-            heads = {k: v for k, v in r.headers.items() if k != "content-encoding"}
+                if decoder is not None:
+                    self.decoded_most = max(self.decoded_most, decoder.most)
             return Response(str(r.url), r.status_code, heads, b"".join(chunks))
 
 
@@ -381,10 +388,6 @@ class BoundedDecoder:
             if self.size > self.limit:
                 raise TooLarge
             yield piece
-
-    def finish(self) -> Iterator[bytes]:
-        """What is left once the raw stream ended (nothing: every step drains as it goes)."""
-        return iter(())
 
     def _through(self, i: int, data: bytes) -> Iterator[bytes]:
         if i == len(self.stages):
