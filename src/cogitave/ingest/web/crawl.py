@@ -568,6 +568,11 @@ class _Crawler:
                 f"{len(report.skipped.get('max-requests', []))} URLs not fetched; the pages "
                 "read are indexed"
             )
+        if self.policy.spent is not None and self.previous is not None:
+            # cut short: the pages it never reached keep their last version, not deleted
+            for url, old in self.previous.records.items():
+                if url not in self.seen:
+                    self._keep(url, old)
         pages = [r.page for u, r in sorted(self.records.items()) if r.page is not None]
         report.pages = len(pages)
         state = CrawlState(self.start, dict(self.records), self.twins)
