@@ -403,7 +403,7 @@ def identity(spec: SourceSpec) -> tuple[str, str, str | None]:
 CRAWL_DEFAULTS: dict[str, Any] = {
     "scope": None, "include": None, "exclude": None, "max_pages": 10_000,
     "max_failures": "10%", "render": "auto", "concurrency": 4, "rate": 10.0,
-    "all_languages": False,
+    "all_languages": False, "max_time": 3600.0,
 }  # fmt: skip
 
 
@@ -435,6 +435,7 @@ def locate_source(
         languages=c["all_languages"],
         base_url=base_url,
         manners=Manners(concurrency=c["concurrency"], rate=c["rate"]),
+        max_time=c["max_time"],
     )
     return WebSource(text, options)
 

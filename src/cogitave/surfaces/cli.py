@@ -131,6 +131,7 @@ def index(
     concurrency: site.ConcurrencyOpt = 4,
     rate: site.RateOpt = 10.0,
     all_languages: site.LanguagesOpt = False,
+    max_time: site.MaxTimeOpt = 3600.0,
 ) -> None:
     """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
     ones replaced, vanished ones deleted; nothing changed, no new root. A site is crawled
@@ -138,7 +139,7 @@ def index(
     repository cloned shallow into the cache."""
     crawl = {"scope": scope, "include": include, "exclude": exclude, "max_pages": max_pages,
              "max_failures": max_failures, "render": render, "concurrency": concurrency,
-             "rate": rate, "all_languages": all_languages}  # fmt: skip
+             "rate": rate, "all_languages": all_languages, "max_time": max_time}  # fmt: skip
     where = indexing.locate_source(source, crawl, base_url)
     spec = SourceSpec(where, collection, fmt, schema, skip_bad, name, add_only, base_url,
                       tuple(allow_outside or ()), library, version, replace,

@@ -143,6 +143,15 @@ RateOpt = Annotated[
     float,
     typer.Option("--rate", min=0, help="Site: requests started per second per host (0: no limit)."),
 ]
+MaxTimeOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-time",
+        min=1,
+        help="Site: seconds the whole crawl may take; past them it stops and indexes what it "
+        "read (said in the report).",
+    ),
+]
 LanguagesOpt = Annotated[
     bool,
     typer.Option("--all-languages", help="Site: crawl other languages' pages too (/fr/)."),
