@@ -38,6 +38,7 @@ from cogitave.ingest.web.extract import Extracted, extract
 from cogitave.ingest.web.fetch import Failure, Fetcher, Response, user_agent
 from cogitave.ingest.web.inventory import Inventory, parse_inventory
 from cogitave.ingest.web.options import CrawlOptions
+from cogitave.ingest.web.proxy import origins
 from cogitave.ingest.web.render import RENDER_MODES, RenderError, find_browser, render
 from cogitave.ingest.web.report import CrawlReport
 from cogitave.ingest.web.scope import (
@@ -400,11 +401,12 @@ class _Crawler:
         assert self.browser is not None
         async with self.renders:
             try:
-                html = await render(self.browser, url, user_agent())
+                allow = origins(self.scope.prefixes)
+                rendered = await render(self.browser, url, user_agent(), allow=allow)
             except (RenderError, OSError) as e:
                 self.report.notes.append(f"could not render {url}: {e}")
                 return None
-        return await self._extract(html, url)
+        return await self._extract(rendered.html, url)
 
     async def _markdown_of(self, url: str, alternate: str | None, title: str) -> str | None:
         """The page's Markdown alternate, when the site serves one (its ``<link>``, or the
