@@ -6,7 +6,9 @@ crawl whose JavaScript shell redirects the browser elsewhere."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler
@@ -182,6 +184,66 @@ def test_scripts_and_images_cannot_reach_another_port() -> None:
     refused = {r.url for r in done.refused}
     assert {b.url + "/img.png", b.url + "/data"} <= refused
     assert done.forwarded >= 1 and done.refusals >= 2
+
+
+@needs_browser
+def test_no_kind_of_request_reaches_another_port() -> None:
+    """XHR, a worker's fetch, a WebSocket, EventSource, a beacon, an iframe, a stylesheet's
+    image, a prefetch and a form: none of them opens a connection to B."""
+    with counted(server_b()) as (b, b_conns):
+        ws = b.url.replace("http://", "ws://")
+        shell = f"""<!doctype html><html><head><title>A</title>
+        <link rel="prefetch" href="{b.url}/prefetch"><link rel="stylesheet" href="{b.url}/s.css">
+        <style>body {{ background: url("{b.url}/bg.png"); }}</style></head><body>
+        <iframe src="{b.url}/"></iframe>
+        <form id="f" method="post" action="{b.url}/form" target="sink"></form>
+        <iframe name="sink"></iframe>
+        <script>
+        const x = new XMLHttpRequest(); x.open("GET", "{b.url}/xhr"); x.send();
+        new Worker("/worker.js");
+        try {{ new WebSocket("{ws}/socket"); }} catch (e) {{}}
+        try {{ new EventSource("{b.url}/events"); }} catch (e) {{}}
+        navigator.sendBeacon("{b.url}/beacon", "x");
+        document.getElementById("f").submit();
+        document.body.insertAdjacentHTML('beforeend', '<p>Rendered by A</p>');
+        </script></body></html>"""
+        worker = Route(
+            f'fetch("{b.url}/from-worker");'.encode(),
+            headers={"Content-Type": "text/javascript"},
+            etag=False,
+        )
+        with counted({"/": html(shell), "/worker.js": worker}) as (a, _):
+            done = _render(a.url + "/", a.url)
+    assert "Rendered by A" in done.html and SECRET not in done.html
+    assert b.hits.total() == 0 and b_conns == []
+    assert a.hits["/worker.js"] == 1
+    refused = {r.url for r in done.refused}
+    assert {b.url + "/xhr", b.url + "/from-worker"} <= refused
+
+
+@needs_browser
+def test_webrtc_sends_no_udp() -> None:
+    """A STUN server on a loopback UDP port gets no datagram from the page's peer
+    connection."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.bind(("127.0.0.1", 0))
+        udp.setblocking(False)
+        port = udp.getsockname()[1]
+        shell = f"""<!doctype html><body><p id="o">Rendered by A</p><script>
+        for (let i = 0; i < 5; i++) {{
+          const pc = new RTCPeerConnection({{iceServers: [{{urls: "stun:127.0.0.1:{port}"}}]}});
+          pc.createDataChannel("d");
+          pc.createOffer().then(o => pc.setLocalDescription(o));
+        }}
+        </script></body>"""
+        with counted({"/": html(shell)}) as (a, _):
+            done = _render(a.url + "/", a.url)
+        datagrams = 0
+        with contextlib.suppress(BlockingIOError):
+            while udp.recv(2048) is not None:
+                datagrams += 1
+    assert "Rendered by A" in done.html
+    assert datagrams == 0
 
 
 @needs_browser

@@ -11,9 +11,9 @@ Every request the browser makes (the page, each redirect, subresources, ``fetch`
 workers, WebSockets) goes through a :class:`~cogitave.ingest.web.proxy.FilteringProxy` that
 asks the caller's ``allow`` first; loopback is not exempt. The browser's other ways out are
 shut: its host name resolution fails for every name (so nothing can go around the proxy),
-QUIC is off and WebRTC may not send UDP outside the proxy. A page that ends on a refused
-request (a redirect, a script navigating away) or on the browser's own error page is not
-rendered (:class:`RenderError`).
+QUIC is off and WebRTC may not send UDP outside the proxy (a flag and a profile preference).
+A page that ends on a refused request (a redirect, a script navigating away) or on the
+browser's own error page is not rendered (:class:`RenderError`).
 
 The browser runs in its sandbox where the platform allows it: run as root, Chromium refuses
 its sandbox, so it runs as the unprivileged ``nobody`` instead; when the sandbox does not start
@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
+import json
 import os
 import pwd
 import re
@@ -101,7 +102,7 @@ def browser_args(browser: str, profile: str, proxy: str, launch: Launch) -> list
         # Every request through the proxy, loopback included; no other way out.
         f"--proxy-server={proxy}", "--proxy-bypass-list=<-loopback>",
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-        "--disable-quic", "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+        "--disable-quic", "--webrtc-ip-handling-policy=disable_non_proxied_udp",
         "--disable-features=DnsOverHttps,AsyncDns,MediaRouter,OptimizationHints,Translate,"
         "NetworkTimeServiceQuerying,AutofillServerCommunication",
         *([] if launch.sandboxed else ["--no-sandbox"]),
@@ -139,12 +140,22 @@ async def _decide(browser: str) -> Launch:
     return candidate if b"cogitave-probe" in out else Launch(False)
 
 
+PREFERENCES = {"webrtc": {"ip_handling_policy": "disable_non_proxied_udp"}}
+"""The profile's preferences: WebRTC sends no UDP outside the proxy (as the flag says)."""
+
+
 @contextlib.contextmanager
 def _profile(launch: Launch) -> Iterator[str]:
-    """A fresh, empty profile folder the browser's user owns (removed afterwards)."""
+    """A fresh profile folder the browser's user owns (removed afterwards), holding only
+    :data:`PREFERENCES`."""
     with tempfile.TemporaryDirectory(prefix="cogitave-chromium-") as profile:
+        default = Path(profile, "Default")
+        default.mkdir()
+        (default / "Preferences").write_text(json.dumps(PREFERENCES), encoding="utf-8")
         if launch.user is not None:
-            os.chown(profile, launch.user, launch.group if launch.group is not None else -1)
+            group = launch.group if launch.group is not None else -1
+            for path in (profile, default, default / "Preferences"):
+                os.chown(path, launch.user, group)
         yield profile
 
 
@@ -183,8 +194,10 @@ async def render(browser: str, url: str, user_agent: str, *, allow: Allow) -> Re
 async def _run(args: list[str], launch: Launch) -> bytes:
     """The standard output of the browser run with ``args``, bounded in size and time."""
     env = dict(os.environ)
-    if launch.user is not None:
-        env["HOME"] = next(a for a in args if a.startswith("--user-data-dir="))[16:]
+    if launch.user is not None:  # nothing of ours to write to: its home is its profile
+        home = next(a for a in args if a.startswith("--user-data-dir="))[16:]
+        env = {k: v for k, v in env.items() if not k.startswith("XDG_")}
+        env["HOME"] = home
     proc = await asyncio.create_subprocess_exec(
         *args,
         stdin=asyncio.subprocess.DEVNULL,
