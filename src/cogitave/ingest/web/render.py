@@ -162,7 +162,7 @@ def _profile(launch: Launch) -> Iterator[str]:
 async def render(browser: str, url: str, user_agent: str, *, allow: Allow) -> Rendered:
     """The DOM of ``url`` after its scripts ran, every request of the browser checked with
     ``allow`` first (``url -> None`` when allowed, else the reason; see the module doc)."""
-    reason = allow(url)
+    reason = await asyncio.to_thread(allow, url)
     if reason is not None:
         raise RenderError(f"the page itself is refused ({reason})")
     launch = await launch_mode(browser)
