@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import pwd
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -130,6 +131,37 @@ def test_connect_is_checked_on_the_host_and_port_before_a_tunnel_opens() -> None
     assert yes.startswith(b"HTTP/1.1 200") and b"through the tunnel" in yes
     assert proxy.tunnels == 1 and len(a_conns) == 1
     assert [r.url for r in proxy.refused] == [f"https://127.0.0.1:{b_port}/"]
+
+
+def test_each_request_on_a_kept_alive_connection_is_checked() -> None:
+    """The browser reuses its connection to the proxy: the second request on it is checked
+    as the first was."""
+    with counted({"/x": html("<p>A</p>")}) as (a, _), counted(server_b()) as (b, b_conns):
+
+        def get(url: str, last: bool = False) -> str:
+            host = url.split("/")[2]
+            close = "Connection: close\r\n" if last else ""
+            return f"GET {url} HTTP/1.1\r\nHost: {host}\r\n{close}\r\n"
+
+        async def run() -> tuple[FilteringProxy, bytes]:
+            async with FilteringProxy(origins([a.url])) as proxy:
+                both = get(a.url + "/x") + get(b.url + "/data", last=True)
+                return proxy, await _raw(proxy, both.encode())
+
+        proxy, out = asyncio.run(run())
+    assert out.startswith(b"HTTP/1.1 200") and b"HTTP/1.1 403" in out
+    assert SECRET.encode() not in out
+    assert b.hits.total() == 0 and b_conns == []
+    assert [r.url for r in proxy.refused] == [b.url + "/data"]
+
+
+def test_a_request_that_is_not_absolute_is_refused() -> None:
+    async def run() -> tuple[FilteringProxy, bytes]:
+        async with FilteringProxy(lambda url: None) as proxy:
+            return proxy, await _raw(proxy, b"GET /x HTTP/1.1\r\nHost: a\r\n\r\n")
+
+    proxy, out = asyncio.run(run())
+    assert out.startswith(b"HTTP/1.1 403") and proxy.forwarded == 0
 
 
 def test_a_policy_that_fails_refuses() -> None:
@@ -334,15 +366,47 @@ def test_without_a_working_sandbox_the_browser_runs_with_no_sandbox(
 
 
 @needs_browser
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="no /proc")
 def test_the_browser_is_sandboxed_where_the_platform_allows() -> None:
-    """Where the sandbox starts (as root: as ``nobody``), pages render in it."""
+    """Seen from /proc while the page loads: the browser runs without ``--no-sandbox`` when
+    the sandbox starts here, and as ``nobody`` when we are root."""
     browser = find_browser()
     assert browser is not None
     launch = asyncio.run(launch_mode(browser))
+    agent = f"cogitave-sandbox-test-{os.getpid()}"
+    seen: list[tuple[int, list[str]]] = []
+
+    def allow(url: str) -> str | None:
+        if not seen:
+            seen.extend(_processes_with(f"--user-agent={agent}"))
+        return None if url.startswith(a.url) else "origin"
+
     page = html("<script>document.write('<p>sandboxed ' + 'page</p>')</script>")
     with counted({"/": page}) as (a, _):
-        done = _render(a.url + "/", a.url)
-    assert done.sandboxed == launch.sandboxed
-    assert "sandboxed page" in done.html
-    if launch.sandboxed:
-        assert (launch.user is not None) == (os.geteuid() == 0)
+        done = asyncio.run(render(browser, a.url + "/", agent, allow=allow))
+    assert "sandboxed page" in done.html and done.sandboxed == launch.sandboxed
+    assert seen, "the browser was not running while its requests were checked"
+    for uid, args in seen:
+        assert ("--no-sandbox" in args) == (not launch.sandboxed)
+        if launch.sandboxed and os.geteuid() == 0:
+            assert uid == pwd.getpwnam("nobody").pw_uid
+        elif not launch.sandboxed:
+            assert uid == os.geteuid()
+
+
+def _processes_with(arg: str) -> list[tuple[int, list[str]]]:
+    """The real user id and arguments of each process whose command line holds ``arg``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                args = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
+            with open(f"/proc/{entry}/status") as f:
+                uid = next(int(line.split()[1]) for line in f if line.startswith("Uid:"))
+        except (OSError, StopIteration):
+            continue
+        if arg in args:
+            found.append((uid, args))
+    return found
