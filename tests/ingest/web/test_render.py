@@ -317,6 +317,22 @@ def test_the_browsers_error_page_is_not_a_dom() -> None:
 
 
 @needs_browser
+def test_a_refused_or_failed_tunnel_gives_no_dom() -> None:
+    """A redirect to ``https://`` on another port is refused at ``CONNECT``; an allowed
+    ``https://`` host that does not answer fails there: the browser's error page is no DOM."""
+    with counted(server_b()) as (b, b_conns):
+        b_tls = b.url.replace("http://", "https://") + "/"
+        away = Route(b"", status=302, headers={"Location": b_tls}, etag=False)
+        with counted({"/": away}) as (a, _), pytest.raises(RenderError, match="ERR_"):
+            _render(a.url + "/", a.url)
+    assert b.hits.total() == 0 and b_conns == []
+    with serve({}) as gone:
+        url = gone.url.replace("http://", "https://") + "/"
+    with pytest.raises(RenderError, match=r"could not load it \(ERR_"):
+        _render(url, url)
+
+
+@needs_browser
 def test_the_page_itself_is_checked_before_the_browser_starts() -> None:
     with counted(server_b()) as (b, b_conns), pytest.raises(RenderError, match="refused"):
         _render(b.url + "/", "http://127.0.0.1:1/")
