@@ -133,6 +133,26 @@ def test_connect_is_checked_on_the_host_and_port_before_a_tunnel_opens() -> None
     assert [r.url for r in proxy.refused] == [f"https://127.0.0.1:{b_port}/"]
 
 
+def test_a_tunnel_to_the_page_s_own_origin_needs_no_second_check() -> None:
+    """A policy that admits one path of a host (the page) still lets the page's ``https``
+    connection open: the page was checked whole before the browser started."""
+    with counted({"/x": html("<p>own origin</p>")}) as (a, a_conns):
+        port = a.httpd.server_address[1]
+        page = f"https://127.0.0.1:{port}/docs/page"
+
+        def allow(url: str) -> str | None:
+            return None if url == page else "scope"
+
+        async def run() -> tuple[FilteringProxy, bytes]:
+            async with FilteringProxy(allow, page=page) as proxy:
+                get = "GET /x HTTP/1.0\r\nHost: a\r\n\r\n"
+                return proxy, await _raw(proxy, (connect(port) + get).encode())
+
+        proxy, out = asyncio.run(run())
+    assert out.startswith(b"HTTP/1.1 200") and b"own origin" in out
+    assert proxy.tunnels == 1 and proxy.refusals == 0 and len(a_conns) == 1
+
+
 def test_each_request_on_a_kept_alive_connection_is_checked() -> None:
     """The browser reuses its connection to the proxy: the second request on it is checked
     as the first was."""

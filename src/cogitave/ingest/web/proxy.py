@@ -11,7 +11,9 @@ before anything leaves this machine:
   refused one is answered ``403`` and never reaches the host.
 - ``CONNECT host:port`` (``https://`` and WebSockets): the proxy sees a host and a port, not
   the path inside the TLS tunnel, so it checks ``https://host[:port]/``; the tunnel opens
-  only when that is allowed, else ``403``.
+  only when that is allowed, else ``403``. A tunnel to the origin of the ``page`` being
+  rendered (which its caller has already allowed) opens without asking again, so a policy
+  that admits only some paths of a host still lets the page load.
 
 Every refusal is kept (:class:`Refusal`, the first :data:`MAX_LISTED`; all are counted).
 ``allow`` runs on a worker thread, so it may block (resolve a name, say); an exception in it
@@ -87,16 +89,17 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 class FilteringProxy:
     """An HTTP proxy on an ephemeral port of 127.0.0.1 that forwards what ``allow`` admits.
 
-    Used as ``async with FilteringProxy(allow) as proxy:``, then ``proxy.url`` is the address
-    to give the browser; leaving the block closes the listener and every open connection and
-    tunnel. ``refused`` lists the refusals, ``refusals`` counts them, ``forwarded`` counts the
-    requests forwarded and ``tunnels`` the tunnels opened. The proxy's own answers (a refusal,
-    a host that failed) are pages holding ``marker``, so a page that ended on one can be told
-    apart.
+    Used as ``async with FilteringProxy(allow, page=url) as proxy:``, then ``proxy.url`` is
+    the address to give the browser; leaving the block closes the listener and every open
+    connection and tunnel. ``refused`` lists the refusals, ``refusals`` counts them,
+    ``forwarded`` counts the requests forwarded and ``tunnels`` the tunnels opened. The
+    proxy's own answers (a refusal, a host that failed) are pages that begin with ``marker``,
+    the status and the URL, so a page that ended on one can be told apart.
     """
 
-    def __init__(self, allow: Allow) -> None:
+    def __init__(self, allow: Allow, *, page: str | None = None) -> None:
         self.allow = allow
+        self.page_origin = _origin(page) if page else None
         self.refused: list[Refusal] = []
         self.refusals = 0
         self.forwarded = 0
@@ -311,7 +314,7 @@ class FilteringProxy:
             return
         shown = f"[{host}]" if ":" in host else host
         url = f"https://{shown}/" if port == 443 else f"https://{shown}:{port}/"
-        reason = await self._check(url)
+        reason = None if _origin(url) == self.page_origin else await self._check(url)
         if reason is not None:
             await self._answer(conn, writer, 403, f"not fetched by the crawl: {reason}", url)
             return

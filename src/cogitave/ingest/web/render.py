@@ -166,7 +166,7 @@ async def render(browser: str, url: str, user_agent: str, *, allow: Allow) -> Re
     if reason is not None:
         raise RenderError(f"the page itself is refused ({reason})")
     launch = await launch_mode(browser)
-    async with FilteringProxy(allow) as proxy:
+    async with FilteringProxy(allow, page=url) as proxy:
         with _profile(launch) as profile:
             args = browser_args(browser, profile, proxy.url, launch)
             out = await _run([*args, f"--user-agent={user_agent}", url], launch)
