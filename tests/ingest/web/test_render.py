@@ -402,6 +402,24 @@ def test_without_a_working_sandbox_the_browser_runs_with_no_sandbox(
 
 
 @needs_browser
+def test_without_the_sandbox_the_proxy_still_confines_the_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    browser = find_browser()
+    monkeypatch.setattr(render_module, "_LAUNCH", {browser: Launch(False)})
+    with counted(server_b()) as (b, b_conns):
+        shell = f"""<!doctype html><body><img src="{b.url}/img.png"><script>
+        fetch("{b.url}/data").then(r => r.text()).then(t => document.write(t));
+        document.body.insertAdjacentHTML("beforeend", "<p>Rendered by A</p>");
+        </script></body>"""
+        with counted({"/": html(shell)}) as (a, _):
+            done = _render(a.url + "/", a.url)
+    assert done.sandboxed is False
+    assert "Rendered by A" in done.html and SECRET not in done.html
+    assert b.hits.total() == 0 and b_conns == []
+
+
+@needs_browser
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="no /proc")
 def test_the_browser_is_sandboxed_where_the_platform_allows() -> None:
     """Seen from /proc while the page loads: the browser runs without ``--no-sandbox`` when

@@ -193,11 +193,9 @@ async def render(browser: str, url: str, user_agent: str, *, allow: Allow) -> Re
 
 async def _run(args: list[str], launch: Launch) -> bytes:
     """The standard output of the browser run with ``args``, bounded in size and time."""
-    env = dict(os.environ)
-    if launch.user is not None:  # nothing of ours to write to: its home is its profile
-        home = next(a for a in args if a.startswith("--user-data-dir="))[16:]
-        env = {k: v for k, v in env.items() if not k.startswith("XDG_")}
-        env["HOME"] = home
+    # Its home is its profile: whatever it writes (crash reports, a download) goes with it.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+    env["HOME"] = next(a for a in args if a.startswith("--user-data-dir="))[16:]
     proc = await asyncio.create_subprocess_exec(
         *args,
         stdin=asyncio.subprocess.DEVNULL,
