@@ -504,23 +504,22 @@ def test_the_request_budget_stops_a_crawl() -> None:
     assert crawl.pages and not crawl.report.failed
 
 
-def test_the_browser_is_handed_the_policy_when_it_takes_one(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from cogitave.ingest.web import crawl as crawl_module
-
-    calls: list[dict[str, Any]] = []
-
-    async def filtering(browser: str, url: str, user_agent: str, *, allow: Any) -> str:
-        calls.append({"allow": allow})
-        return "<html></html>"
-
-    async def plain(browser: str, url: str, user_agent: str) -> str:
-        calls.append({})
-        return "<html></html>"
-
-    policy = policy_module.FetchPolicy("http://h/", None)
-    for fake in (filtering, plain):
-        monkeypatch.setattr(crawl_module, "render", fake)
-        asyncio.run(crawl_module._render_page("chromium", "http://h/", "ua", policy.refusal))
-    assert calls == [{"allow": policy.refusal}, {}]
+@pytest.mark.skipif(find_browser() is None, reason="no Chromium on this system")
+def test_the_browser_asks_the_crawls_policy_and_the_report_lists_its_refusals() -> None:
+    # A shell whose script loads an image from another host: the browser's request goes
+    # to the crawl's policy (same site only), is refused, never reaches the other server,
+    # and the crawl report lists it once.
+    with serve({"/pixel.png": Route(b"PNG", headers={"Content-Type": "image/png"})}) as other:
+        shell = (
+            "<!doctype html><html lang='en'><head><title>App</title></head><body>"
+            "<div id='root'></div><script>"
+            "document.getElementById('root').innerHTML = '<main><h1>Rendered</h1><p>"
+            f'{PROSE}</p><img src="{other.url}/pixel.png"></main>\';'
+            "</script></body></html>"
+        ).encode()
+        with serve({"/": Route(shell, headers={"Content-Type": "text/html"})}) as s:
+            crawl = crawl_site(s.url + "/", options(render="always"))
+        assert sum(other.hits.values()) == 0
+    assert crawl.report.rendered == 1
+    refused = crawl.report.refused.get("browser: other site", [])
+    assert other.url + "/pixel.png" in refused and len(refused) == len(set(refused))

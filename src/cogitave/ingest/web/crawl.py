@@ -27,7 +27,6 @@ carrying the report: nothing is published.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import multiprocessing
 import os
 import re
@@ -44,7 +43,7 @@ from cogitave.ingest.web.extract import Extracted, extract
 from cogitave.ingest.web.fetch import Failure, Fetcher, Response, user_agent
 from cogitave.ingest.web.inventory import Inventory, parse_inventory
 from cogitave.ingest.web.options import CrawlOptions
-from cogitave.ingest.web.policy import Allow, FetchPolicy
+from cogitave.ingest.web.policy import FetchPolicy
 from cogitave.ingest.web.render import RENDER_MODES, RenderError, find_browser, render
 from cogitave.ingest.web.report import CrawlReport, printable
 from cogitave.ingest.web.scope import (
@@ -435,11 +434,13 @@ class _Crawler:
         assert self.browser is not None
         async with self.renders:
             try:
-                html = await _render_page(self.browser, url, user_agent(), self.policy.refusal)
+                rendered = await render(self.browser, url, user_agent(), allow=self.policy.refusal)
             except (RenderError, OSError) as e:
                 self.report.note(f"could not render {url}: {e}")
                 return None
-        return await self._extract(html, url)
+        for refusal in rendered.refused:  # what the page asked the browser to load elsewhere
+            self.report.refuse(f"browser: {refusal.reason}", refusal.url)
+        return await self._extract(rendered.html, url)
 
     async def _markdown_of(self, url: str, alternate: str | None, title: str) -> str | None:
         """The page's Markdown alternate, when the site serves one (its ``<link>``, or the
@@ -600,14 +601,6 @@ _SKIP_WORDS = {
 
 
 _OUT_OF_TIME = frozenset({"max-time", "max-requests"})
-
-
-async def _render_page(browser: str, url: str, agent: str, allow: Allow) -> str:
-    """:func:`~cogitave.ingest.web.render.render`, handed the policy's ``allow`` (what the
-    page may load) when it takes one."""
-    if "allow" in inspect.signature(render).parameters:
-        return await render(browser, url, agent, allow=allow)  # type: ignore[call-arg]
-    return await render(browser, url, agent)
 
 
 def _origin(url: str) -> str:

@@ -77,7 +77,12 @@ class CrawlReport:
         self.failed.setdefault(printable(reason), []).append(printable(url))
 
     def refuse(self, reason: str, url: str) -> None:
-        self.refused.setdefault(printable(reason), []).append(printable(url))
+        """A URL refused for ``reason`` (listed once per reason: a browser asks the same
+        resource of every page)."""
+        urls = self.refused.setdefault(printable(reason), [])
+        shown = printable(url)
+        if shown not in urls:
+            urls.append(shown)
 
     def note(self, text: str) -> None:
         """A line for the reader (site strings in it are made printable here too)."""
