@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
+from typing import Any
 from urllib.parse import urlsplit
 
 from protego import Protego
@@ -102,6 +103,11 @@ def failure_limit(spec: str, attempted: int) -> float:
         raise InputError(f"--max-failures must be a count or a percentage, not {spec!r}") from None
 
 
+FetcherFactory = Callable[[FetchPolicy], Any]
+"""The crawl's policy -> a fetcher (an async context manager with ``get``, ``requests``,
+``retried`` and ``delays`` as :class:`~cogitave.ingest.web.fetch.Fetcher` has)."""
+
+
 def crawl_site(
     start: str,
     options: CrawlOptions,
@@ -109,9 +115,11 @@ def crawl_site(
     *,
     progress: Progress | None = None,
     resolve: Resolver = addresses,
+    fetcher: FetcherFactory | None = None,
 ) -> Crawl:
     """Crawl the site at ``start`` (see the module doc); ``previous``: the last crawl's
-    state, for conditional requests."""
+    state, for conditional requests; ``fetcher``: what answers the requests instead of the
+    network (a built site on disk, :mod:`~cogitave.ingest.web.folder`)."""
     if options.render not in RENDER_MODES:
         modes = ", ".join(RENDER_MODES)
         raise InputError(f"--render must be one of {modes}, not {options.render!r}")
@@ -120,7 +128,7 @@ def crawl_site(
         raise InputError("--max-pages must be at least 1")
     if not options.max_time > 0:
         raise InputError("--max-time must be more than 0 seconds")
-    crawler = _Crawler(start, options, previous, progress, resolve)
+    crawler = _Crawler(start, options, previous, progress, resolve, fetcher)
     return asyncio.run(crawler.run())
 
 
@@ -134,7 +142,9 @@ class _Crawler:
         previous: CrawlState | None,
         progress: Progress | None,
         resolve: Resolver,
+        fetcher: FetcherFactory | None = None,
     ) -> None:
+        self.fetcher = fetcher
         start = normalize(text)
         if start is None:
             raise InputError(f"not an http(s) URL: {printable(text)}")
@@ -167,7 +177,7 @@ class _Crawler:
         self.shells_unrendered = 0
         self.extracted = 0
         self.pool: ProcessPoolExecutor | None = None
-        self.f: Fetcher
+        self.f: Fetcher | Any
 
     @property
     def scope(self) -> Scope:
@@ -185,7 +195,8 @@ class _Crawler:
         import time
 
         began = time.monotonic()
-        async with Fetcher(self.o.manners, self.policy) as self.f:
+        made = self.fetcher(self.policy) if self.fetcher else Fetcher(self.o.manners, self.policy)
+        async with made as self.f:
             await self._start_page()
             await self._site_lists()
             workers = [asyncio.create_task(self._worker()) for _ in range(self._workers())]
