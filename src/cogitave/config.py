@@ -49,6 +49,7 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
 
     [libraries]                    # a project's packages -> the libraries held (--project)
     aliases = {"react-dom" = "react"}   # by normalised name, else through this table
+    registries = ["https://docs.example.internal/packs/"]   # registries of packs, in order
 """
 
 from __future__ import annotations
@@ -186,9 +187,12 @@ class Docs:
 class Libraries:
     """How a project's packages map to the libraries a collection holds: by normalised name,
     and through ``aliases`` (package name -> library name) for the rest
-    (``aliases = {"react-dom" = "react", "pydantic-core" = "pydantic"}``)."""
+    (``aliases = {"react-dom" = "react", "pydantic-core" = "pydantic"}``). ``registries``:
+    the registries of packs (folders or URLs, :mod:`cogitave.libraries.registry`) a library
+    version is imported from, in order, when none is named."""
 
     aliases: Mapping[str, str] = field(default_factory=dict)
+    registries: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.aliases, Mapping) or not all(
@@ -196,6 +200,14 @@ class Libraries:
         ):
             raise SchemaError("[libraries] aliases must map package names to library names")
         object.__setattr__(self, "aliases", dict(self.aliases))
+        regs = self.registries
+        if (
+            not isinstance(regs, list | tuple)
+            or len(regs) > 32
+            or not all(isinstance(r, str) and 0 < len(r.strip()) <= 2048 for r in regs)
+        ):
+            raise SchemaError("[libraries] registries must be a list of at most 32 folders or URLs")
+        object.__setattr__(self, "registries", tuple(r.strip() for r in regs))
 
 
 @dataclass(frozen=True)

@@ -428,11 +428,17 @@ class LibraryCollection(Reader):
         return write_pack(RootStore(self.path / entry.dir), entry, out)
 
     def import_pack(
-        self, pack: Path, *, replace: bool = False, progress: Progress | None = None
+        self,
+        pack: Path,
+        *,
+        replace: bool = False,
+        progress: Progress | None = None,
+        source: str | None = None,
     ) -> LibraryEntry:
         """Import a pack: checked object by object, then published as the library version it
         holds, nothing embedded again. A version held from another source is refused unless
-        ``replace``; a pack of another encoder than the collection's is refused."""
+        ``replace``; a pack of another encoder than the collection's is refused. ``source``:
+        where the version is recorded as coming from (default: the pack's own source)."""
         staging = RootStore(self.path / layout.LIBS / f".import-{uuid.uuid4().hex}")
         staging.init()
         try:
@@ -440,6 +446,8 @@ class LibraryCollection(Reader):
             info, root_bytes = unpack(
                 pack, staging, self.manifest.encoder if held else Any, progress
             )
+            if source is not None:
+                info = replace_(info, source=source)
             return self.adopt(staging.path, info, root_bytes, replace=replace)
         finally:
             shutil.rmtree(staging.path, ignore_errors=True)

@@ -37,6 +37,7 @@ from cogitave.surfaces.cli_options import (
     ProjectOpt,
     QuietOpt,
     RayOpt,
+    RegistryOpt,
     ReplaceOpt,
     SchemaOpt,
     SettingsSetOpt,
@@ -97,8 +98,9 @@ def _reader(collection: Path, project: Path | None, **kw: Any) -> Reader:
 
 @app.command()
 def index(
-    source: IndexSourceArg,
     collection: CollectionOpt,
+    source: IndexSourceArg = None,
+    registry: RegistryOpt = None,
     fmt: FormatOpt = "auto",
     library: LibraryOpt = None,
     version: VersionOpt = None,
@@ -136,7 +138,15 @@ def index(
     """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
     ones replaced, vanished ones deleted; nothing changed, no new root. A site is crawled
     (robots.txt, sitemaps, llms.txt, links; conditional requests on a re-sync), a git
-    repository cloned shallow into the cache."""
+    repository cloned shallow into the cache. Without SOURCE: --library NAME@VERSION imported
+    from a registry of packs (--registry, else the libraries.registries setting)."""
+    if source is None:
+        if library is None:
+            raise InputError("give a SOURCE to index, or --library NAME@VERSION to import")
+        terminal.import_from_registry(collection, library, version, registry, replace, quiet)
+        return
+    if registry is not None:
+        raise InputError("--registry imports a pack: give it without a SOURCE")
     crawl = {"scope": scope, "include": include, "exclude": exclude, "max_pages": max_pages,
              "max_failures": max_failures, "render": render, "concurrency": concurrency,
              "rate": rate, "all_languages": all_languages, "max_time": max_time}  # fmt: skip
@@ -285,9 +295,27 @@ def libraries(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
 def pack(
     collection: CollectionOpt,
     library: Annotated[str, typer.Option("--library", help="NAME@VERSION to pack.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The pack file to write.")],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="The pack file to write.")
+    ] = None,
+    registry: Annotated[
+        Path | None,
+        typer.Option(
+            "--registry", help="A registry folder: the pack written there and named in its index."
+        ),
+    ] = None,
 ) -> None:
-    """Write one library version as a portable pack (cogitave index FILE imports it)."""
+    """Write one library version as a portable pack (cogitave index FILE imports it), to a
+    file (-o), into a registry folder (--registry), or both."""
+    if output is None and registry is None:
+        raise InputError("give -o FILE, --registry FOLDER, or both")
+    if registry is not None:
+        entry = indexing.publish_pack(collection, library, registry, output)
+        where = f"{registry / entry.url}" + (f" and {output}" if output else "")
+        out.print(f"published {entry.ref} ({entry.encoder or 'no encoder'}) -> {where}; "
+                  f"{registry / 'index.json'} updated", markup=False)  # fmt: skip
+        return
+    assert output is not None
     info = indexing.export_pack(collection, library, output)
     out.print(f"packed {info.library}: {info.objects} objects, {info.bytes:,} bytes -> {output}",
               markup=False)  # fmt: skip

@@ -95,10 +95,20 @@ SettingsSetOpt = Annotated[
     ),
 ]
 IndexSourceArg = Annotated[
-    str,
+    str | None,
     typer.Argument(
         help="File or folder, a docs site URL (https://...), or a git repository "
-        "(git+https://host/org/repo\\[@REF]\\[#SUBDIR], a bare repository's path)."
+        "(git+https://host/org/repo\\[@REF]\\[#SUBDIR], a bare repository's path). "
+        "None: --library NAME@VERSION from a registry of packs (--registry, else the "
+        "libraries.registries setting)."
+    ),
+]
+RegistryOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--registry",
+        help="A registry of packs (a folder, file:// or http(s) URL holding index.json): "
+        "import --library NAME@VERSION from it instead of indexing a SOURCE.",
     ),
 ]
 

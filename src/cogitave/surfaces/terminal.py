@@ -303,6 +303,31 @@ def index(
     return res
 
 
+def import_from_registry(
+    collection: Path,
+    library: str,
+    version: str | None,
+    registry: str | None,
+    replace: bool,
+    quiet: bool,
+) -> Any:
+    """Import a library version from a registry of packs and say what arrived."""
+    from cogitave import indexing
+
+    with progress_bar(not quiet) as bar:
+        res = indexing.import_from_registry(
+            collection, library, version, registry, replace=replace, progress=bar
+        )
+    e = res.library
+    out.print(
+        f"imported {e.ref} from registry {res.registry}: {e.nodes} nodes, {res.bytes:,} bytes, "
+        f"root {e.root[:12]} (nothing embedded)",
+        markup=False,
+        soft_wrap=True,
+    )
+    return res
+
+
 def watch(spec: SourceSpec, debounce: int) -> None:
     """Sync after every burst of changes until Ctrl-C or SIGTERM; errors print and the
     watch goes on."""
