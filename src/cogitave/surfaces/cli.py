@@ -334,10 +334,15 @@ def settings(
     """Show the collection's settings; with --set or --file, publish them in a new root
     (nothing is re-indexed). --set encoder=NAME moves the collection to another encoder:
     every node is embedded again (a progress bar shows how long), in a new root."""
+    from cogitave.libraries.collection import LibraryCollection
+    from cogitave.libraries.layout import is_library_collection
     from cogitave.service import ops
 
     sets = terminal.move_encoder(collection, list(set_ or ()), quiet=quiet, as_json=as_json)
-    answer = ops.settings(indexing.open_collection(collection), sets, file)
+    if is_library_collection(collection):
+        answer = ops.library_settings(LibraryCollection.open(collection), sets, file)
+    else:
+        answer = ops.settings(indexing.open_collection(collection), sets, file)
     if as_json:
         sys.stdout.write(json.dumps(answer.settings.to_dict()) + "\n")
         return
