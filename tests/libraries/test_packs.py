@@ -14,7 +14,7 @@ import pytest
 
 from cogitave import SearchRequest
 from cogitave.distributed import hashed
-from cogitave.errors import ConflictError, CorruptionError, EncoderError
+from cogitave.errors import ConflictError, EncoderError, InputError
 from cogitave.libraries.collection import LibraryCollection
 from cogitave.libraries.packs import is_pack
 from tests.conftest import SCHEMA, make_nodes
@@ -157,7 +157,7 @@ def test_a_damaged_or_hostile_pack_is_refused_whole(
 
     bad = rewrite(packed[1], tmp_path / "bad.cogpack", change)
     target = LibraryCollection.create(tmp_path / "c", encoder=hashed.NAME)
-    with pytest.raises(CorruptionError):
+    with pytest.raises(InputError):
         target.import_pack(bad)
     assert target.libraries() == []
     assert not (tmp_path / "escaped").exists() and not (tmp_path / "c" / "escaped").exists()
@@ -181,5 +181,5 @@ def test_not_a_pack(tmp_path: Path) -> None:
     junk = tmp_path / "junk.cogpack"
     junk.write_bytes(b"not a tar")
     target = LibraryCollection.create(tmp_path / "c", encoder=hashed.NAME)
-    with pytest.raises(CorruptionError, match="not a pack"):
+    with pytest.raises(InputError, match="not a pack"):
         target.import_pack(junk)
