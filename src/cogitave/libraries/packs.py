@@ -199,7 +199,7 @@ def unpack(
             digest = member.name.removeprefix("objects/")
             if digest not in want:
                 why = "twice" if digest in sizes else "without its root naming it"
-                raise _bad(pack, f"holds object {digest[:12]} {why}")
+                raise _bad(pack, f"it holds object {digest[:12]} {why}")
             if member.size != want[digest]:
                 raise _bad(
                     pack,
@@ -211,9 +211,13 @@ def unpack(
             _store_object(store, obj, digest, want.pop(digest), pack)
             if progress is not None:
                 progress("import", done, len(sizes))
+        # to the end of the file: a gzip stream cut short or failing its CRC is refused even
+        # when every member arrived
+        while stream.read(_CHUNK):
+            pass
     if want:
         first = next(iter(want))
-        raise _bad(pack, f"lacks {len(want)} object(s) its root names (first {first[:12]})")
+        raise _bad(pack, f"it lacks {len(want)} object(s) its root names (first {first[:12]})")
     check_identity(manifest.encoder, f"the pack {printable(pack)}")
     info = PackInfo(**{k: head[k] for k in PackInfo.__dataclass_fields__})
     return info, root_bytes
@@ -240,7 +244,7 @@ class _Stream:
             raise _damaged(self.pack, e) from None
         self.read_bytes += len(data)
         if self.read_bytes > self.limit:
-            raise _bad(self.pack, "holds more data than its pack.json declares")
+            raise _bad(self.pack, "it holds more data than its pack.json declares")
         return data
 
 
@@ -258,7 +262,7 @@ def _tar(stream: _Stream, pack: Path) -> tarfile.TarFile:
     try:
         return tarfile.open(fileobj=stream, mode="r|")  # type: ignore[call-overload, no-any-return]
     except tarfile.TarError as e:
-        raise _bad(pack, f"is not a pack (not a readable tar file: {printable(e)})") from None
+        raise _bad(pack, f"it is not a pack (not a readable tar file: {printable(e)})") from None
 
 
 def _members(tar: tarfile.TarFile, pack: Path) -> Iterator[tarfile.TarInfo]:
@@ -272,7 +276,7 @@ def _members(tar: tarfile.TarFile, pack: Path) -> Iterator[tarfile.TarInfo]:
         except tarfile.TarError as e:
             raise _damaged(pack, e) from None
         if i > MAX_MEMBERS + 2:
-            raise _bad(pack, f"holds more than {MAX_MEMBERS} objects")
+            raise _bad(pack, f"it holds more than {MAX_MEMBERS} objects")
         name = member.name
         ok_name = name in ("pack.json", "root.json") or (
             name.startswith("objects/") and is_root_id(name.removeprefix("objects/"))
@@ -293,10 +297,10 @@ def _next_member(
     the next member is asked for)."""
     member = next(members, None)
     if member is None:
-        raise _bad(pack, f"lacks {name}: not a whole pack")
+        raise _bad(pack, f"it lacks {name}: not a whole pack")
     if member.name != name:
         shown = printable(member.name.split("/")[0], 40)
-        raise _bad(pack, f"holds {shown} where {name} belongs: not a pack")
+        raise _bad(pack, f"it holds {shown} where {name} belongs: not a pack")
     f = tar.extractfile(member)
     assert f is not None
     return member, f
@@ -310,7 +314,7 @@ def _read_whole(member: tarfile.TarInfo, f: IO[bytes], bound: int, what: str, pa
     except (EOFError, tarfile.TarError) as e:
         raise _damaged(pack, e) from None
     if len(data) != member.size:
-        raise _bad(pack, f"is truncated inside {what}")
+        raise _bad(pack, f"it is truncated inside {what}")
     return data
 
 
@@ -357,7 +361,7 @@ def _store_object(store: RootStore, f: IO[bytes], digest: str, size: int, pack: 
             except (EOFError, tarfile.TarError) as e:
                 raise _damaged(pack, e) from None
         if n != size:
-            raise _bad(pack, f"is truncated inside object {digest[:12]}")
+            raise _bad(pack, f"it is truncated inside object {digest[:12]}")
         if got != digest:
             raise _bad(pack, f"object {digest[:12]} is damaged (its hash differs)")
         store.put_file(tmp, digest)
@@ -554,12 +558,12 @@ def _obj_values(x: Any) -> Iterator[Any]:
 
 
 def _bad(pack: Path, what: str) -> InputError:
-    return InputError(f"the pack {printable(pack, 200)} {what}; nothing was imported")
+    return InputError(f"the pack {printable(pack, 200)}: {what}; nothing was imported")
 
 
 def _damaged(pack: Path, e: BaseException) -> InputError:
     why = printable(str(e) or type(e).__name__, 120)
-    return _bad(pack, f"is damaged or truncated ({why})")
+    return _bad(pack, f"it is damaged or truncated ({why})")
 
 
 def install_root(store: RootStore, rid: str, root_bytes: bytes) -> None:
