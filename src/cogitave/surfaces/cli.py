@@ -334,10 +334,18 @@ def encoders(as_json: JsonOpt = False) -> None:
 
 @app.command()
 def verify(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
-    """Check HEAD and every retained root (hashes, objects, indexes, counts); exit 1 if bad."""
+    """Check HEAD and every retained root (hashes, objects, indexes, counts); exit 1 if bad.
+    A collection of libraries: LIBRARIES.json, every version's collection, the shared graph,
+    and leftovers of killed writers, each problem with its repair."""
+    from cogitave.libraries.layout import is_library_collection
+    from cogitave.libraries.verify import verify_libraries
     from cogitave.store.verify import verify_collection
 
-    report = verify_collection(collection)
+    report: Any = (
+        verify_libraries(collection)
+        if is_library_collection(collection)
+        else verify_collection(collection)
+    )
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict()) + "\n")
     else:
