@@ -32,6 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cogitave.errors import CogitaveError
+from cogitave.printable import printable
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -124,7 +125,8 @@ def sync_line(res: IndexResult) -> str:
     pub = res.published
     if pub is None and res.shards is None:  # an index pack
         return (
-            f"imported {res.library} from {res.source}: {res.live} nodes, nothing embedded; "
+            f"imported {printable(res.library)} from {printable(res.source)}: {res.live} nodes, "
+            "nothing embedded; "
             f"root {res.root[:12]}"
         )
     head = f"indexed {res.read} nodes ({len(res.skipped)} skipped) from {res.source}: "
@@ -263,7 +265,9 @@ def libraries_table(libraries: Sequence[Any]) -> Table:
             note = "*" if v.default else ""
             if v.version_match:
                 note += f" {v.version_match} to {v.wanted}" if v.wanted else f" {v.version_match}"
-            t.add_row(lib.name, v.version, str(v.pages), str(v.nodes), v.source, v.indexed_at, note)
+            # what a pack or a crawl recorded: escaped, bounded, and never read as markup
+            cells = (lib.name, v.version, str(v.pages), str(v.nodes), v.source, v.indexed_at, note)
+            t.add_row(*(Text(printable(c, 200)) for c in cells))
     return t
 
 
