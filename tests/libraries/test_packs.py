@@ -380,3 +380,28 @@ def test_a_truncated_pack_is_one_line_exit_2_and_leaves_nothing(
                   "-q", "--replace", ok=False)  # fmt: skip
     assert res.returncode == 2
     assert sorted(p.name for p in (col / "libs").iterdir()) == before
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        (
+            lambda r: r["segments"][0].__setitem__("nids_obj", [r["segments"][0]["nids_obj"]]),
+            "its root does not open",
+        ),
+        (
+            lambda r: [e.__setitem__("count", "x") for v in r["vectors"].values() for e in v],
+            "its root does not open",
+        ),
+        (lambda r: r["segments"][0].__setitem__("count", "many"), "its root does not open"),
+        (lambda r: r["counts"].__setitem__("nodes", 7), "its root does not open"),
+        (lambda r: r.__setitem__("schema", {"dimensions": 3}), "schema does not load"),
+        (lambda r: r.__setitem__("parent", "../HEAD"), "parent that is not a root id"),
+        (lambda r: r["lexical"].__setitem__("files", {"meta.json": 5}), "as an object"),
+    ],
+)
+def test_a_root_of_wrong_shape_is_one_error(
+    packed: tuple[LibraryCollection, Path], tmp_path: Path, change, match: str
+) -> None:  # type: ignore[no-untyped-def]
+    bad = craft(packed[1], tmp_path / "shape.cogpack", root=change)
+    refused(bad, tmp_path, match)

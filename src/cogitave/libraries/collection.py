@@ -59,6 +59,7 @@ from cogitave.store.manifest import Manifest
 from cogitave.store.port import ReadPort
 from cogitave.store.roots import RootInfo, RootStore, fsync_dir
 from cogitave.store.snapshot import Snapshot
+from cogitave.store.verify import verify_root
 
 VIEWS_KEPT = 8
 """Views over library subsets kept open (a view gathers every uid of its libraries once)."""
@@ -462,6 +463,16 @@ class LibraryCollection(Reader):
             info, root_bytes = unpack(
                 pack, staging, self.manifest.encoder if held else Any, progress
             )
+            # the root opened and checked whole (indexes, segments, vectors, graph, counts)
+            # where nothing reads it yet; its objects were hashed as they arrived
+            install_root(staging, info.root, root_bytes)
+            manifest = Manifest.from_json(root_bytes, source=f"pack {info.library}")
+            check = verify_root(staging, info.root, hashed=manifest.objects())
+            if not check.ok:
+                raise InputError(
+                    f"the pack {printable(pack, 200)}: its root does not open "
+                    f"({printable(check.problem or '', 300)}); nothing was imported"
+                )
             return self.adopt(folder, info, root_bytes, replace=replace)
 
     def adopt(
