@@ -133,3 +133,15 @@ def test_recorded_strings_reach_the_terminal_escaped(tmp_path: Path) -> None:
     lib.sync_library("kit", "1", nodes, schema=SCHEMA, source="/s\x1b[2J[red]x" + "y" * 5000)
     table = run_cli("--width", "400", "libraries", "-c", str(tmp_path / "c")).stdout
     assert "\x1b" not in table and "\\x1b[2J[red]x" in table and "y" * 300 not in table
+
+
+def test_a_projects_strings_reach_the_terminal_escaped(col: Path, tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text(
+        json.dumps({"dependencies": {"demo-kit": "^1.0.0 \x1b[2J\x1b]0;title\x07"}})
+    )
+    res = run_cli("search", "retry", "-c", str(col), "--project", str(tmp_path), "--json")
+    assert "demo-kit@" in res.stderr and "\x1b" not in res.stderr and "\\x1b" in res.stderr
+    md = run_cli(
+        "search", "retry", "-c", str(col), "--project", str(tmp_path), "--format", "markdown"
+    )
+    assert "demo-kit 1.0.0, range to ^1.0.0 \\x1b[2J" in md.stdout and "\x1b" not in md.stdout

@@ -247,9 +247,14 @@ class LibraryCollection(Reader):
                                        "no docs of this package here"))  # fmt: skip
                 continue
             m = match_version(dep, [e.version for e in self.manifest.versions(key)])
-            rows.append(ProjectPin(dep.name, key, m.wanted, m.held, m.match, m.reason))
+            # what the project's files say is shown on every hit: escaped and bounded
+            wanted = printable(m.wanted, 100) if m.wanted is not None else None
+            rows.append(
+                ProjectPin(printable(dep.name, 200), key, wanted, m.held, m.match,
+                           printable(m.reason, 300))
+            )  # fmt: skip
             if m.held is not None:
-                self.pins[key] = Pin(m.held, m.match, m.wanted)
+                self.pins[key] = Pin(m.held, m.match, wanted)
             else:
                 self.excluded.add(key)
         return ProjectPins(str(folder), tuple(rows), deps.warnings)

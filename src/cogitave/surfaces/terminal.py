@@ -360,12 +360,13 @@ def project_report(pins: Any) -> None:
     if pins is None:
         err.print("warning: this collection holds one library; --project pins nothing")
         return
+    # a cloned project's files wrote these: escaped and bounded before a terminal shows them
     for w in pins.warnings:
-        err.print(f"warning: {w}", markup=False)
+        err.print(f"warning: {printable(w, 400)}", markup=False)
     for d in pins.dependencies:
         if d.library is not None:
-            err.print(f"{d.package}: {d.library}@{d.version or '-'} ({d.match}: {d.reason})",
-                      markup=False, highlight=False)  # fmt: skip
+            line = f"{d.package}: {d.library}@{d.version or '-'} ({d.match}: {d.reason})"
+            err.print(printable(line, 400), markup=False, highlight=False)
 
 
 def move_encoder(collection: Path, sets: list[str], *, quiet: bool, as_json: bool) -> list[str]:
