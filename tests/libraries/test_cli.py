@@ -137,11 +137,11 @@ def test_recorded_strings_reach_the_terminal_escaped(tmp_path: Path) -> None:
 
 def test_a_projects_strings_reach_the_terminal_escaped(col: Path, tmp_path: Path) -> None:
     (tmp_path / "package.json").write_text(
-        json.dumps({"dependencies": {"demo-kit": "^1.0.0 \x1b[2J\x1b]0;title\x07"}})
+        json.dumps({"dependencies": {"demo-kit": "^2.0.0 \x1b[2J\x1b]0;title\x07"}})
     )
     res = run_cli("search", "retry", "-c", str(col), "--project", str(tmp_path), "--json")
     assert "demo-kit@" in res.stderr and "\x1b" not in res.stderr and "\\x1b" in res.stderr
     md = run_cli(
         "search", "retry", "-c", str(col), "--project", str(tmp_path), "--format", "markdown"
     )
-    assert "demo-kit 1.0.0, range to ^1.0.0 \\x1b[2J" in md.stdout and "\x1b" not in md.stdout
+    assert "demo-kit 2.0.0, range to ^2.0.0 \\x1b[2J" in md.stdout and "\x1b" not in md.stdout
