@@ -132,9 +132,8 @@ def verify_libraries(path: str | Path) -> LibrariesReport:
             versions.append(check)
             hashed += report.bytes_hashed if report is not None else 0
         hashed += _graph(root, manifest, problems)
-    for rel in layout.orphans(root, manifest or layout.LibrariesManifest()):
-        if manifest is None:
-            break  # without a manifest every folder would look like one
+    # without a manifest every version folder would look like an orphan
+    for rel in layout.orphans(root, manifest) if manifest is not None else ():
         ref = rel.removeprefix(f"{layout.LIBS}/").split("~")[0]
         problems.append(
             Problem(
