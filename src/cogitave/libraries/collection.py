@@ -19,7 +19,10 @@ answers the graph tools.
 
 Writing. :meth:`LibraryCollection.sync_library` syncs one library version's nodes into its own
 collection, updates the graph of every version, and publishes a new ``LIBRARIES.json`` in one
-rename; :meth:`LibraryCollection.delete_library` removes versions. One writer at a time.
+rename; :meth:`LibraryCollection.delete_library` removes versions. One writer at a time. A
+version's first index or import is built in a staging folder and renamed into place just
+before the new ``LIBRARIES.json`` names it; what a killed writer left is collected or
+reclaimed by the next one (:mod:`cogitave.libraries.layout`, "Recovery").
 """
 
 from __future__ import annotations
