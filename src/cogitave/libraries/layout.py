@@ -240,7 +240,7 @@ def _staging(path: Path, *, collect: bool) -> list[str]:
         return out
     names = {p.name for p in entries}
     for p in entries:
-        if not p.name.startswith("."):
+        if not p.name.startswith(_STAGING):
             continue
         if p.name.endswith(_LOCK_SUFFIX):
             if p.name[: -len(_LOCK_SUFFIX)] in names:
@@ -274,6 +274,9 @@ def _staging(path: Path, *, collect: bool) -> list[str]:
 
 
 _LOCK_SUFFIX = ".lock"
+STAGING_KINDS = ("import", "new")
+"""What a staging folder holds: a pack being checked, a version's first index."""
+_STAGING = tuple(f".{k}-" for k in STAGING_KINDS)
 
 
 def _try_owner_lock(lock: Path) -> int | None:
@@ -297,6 +300,8 @@ def staging_dir(path: str | Path, kind: str) -> Iterator[Path]:
     """A new staging folder ``libs/.<kind>-<pid>-<id>/`` owned by this process while the block
     runs (its lock file held with ``flock`` first, made before the folder and removed after
     it), then removed unless the block renamed it away."""
+    if kind not in STAGING_KINDS:
+        raise ValueError(f"unknown staging kind {kind!r}")
     libs = Path(path) / LIBS
     libs.mkdir(parents=True, exist_ok=True)
     for _ in range(8):
