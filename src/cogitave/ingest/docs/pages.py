@@ -99,7 +99,7 @@ def _read(b: Builder, file: Path, nav_titles: dict[str, str]) -> None:
             included = b.read_include(file, path, line)
             return included[0] if included else None
 
-        doc = parse_rst(text, uid, shown, found)
+        doc = parse_rst(text, uid, shown, found, b.site.substitutions)
         for path, line, reason in doc.refused:
             b.reader.refuse(f"{shown}:{line}", path, reason)
         b.rst[uid] = RstSource(file, rel, doc)
