@@ -293,7 +293,7 @@ def test_tabs_and_trailing_spaces_in_code_are_kept() -> None:
 
 
 _CODE_CHARS = st.sampled_from(
-    list("abcxyz_019 \t()[]{}:;.,=+-*/%<>!?@#$&|^~'\"`\\") + ["é", "→", "|version|", "\\n"]
+    [*"abcxyz_019 \t()[]{}:;.,=+-*/%<>!?@#$&|^~'\"`\\", "é", "→", "|version|", "\\n"]
 )
 _LINE = st.lists(_CODE_CHARS, max_size=30).map("".join)
 
