@@ -63,7 +63,7 @@ _CLASSLIKE = frozenset(("class", "exception"))
 _SIG_NAME = re.compile(r"^\s*(?:(?:async|class|final|abstract|static)\s+)*([\w.]+)")
 _REF_TARGET = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
 # Sphinx admonition-like directives: their text is kept under a bold label.
-_LABELLED = {
+LABELLED = {
     "versionadded": "Added in version", "versionchanged": "Changed in version",
     "deprecated": "Deprecated since version", "versionremoved": "Removed in version",
     "seealso": "See also", "impl-detail": "CPython implementation detail",
@@ -72,7 +72,7 @@ _CODE_DIRECTIVES = ("code-block", "sourcecode", "code")
 # Containers whose body is reStructuredText: Sphinx's own and the common extensions'
 # (sphinx-design, sphinx-tabs, sphinx-inline-tabs, sphinx.ext.todo/ifconfig); the value says
 # whether the argument is a title to show (``.. tab:: Linux``) or a condition (``only``).
-_CONTAINERS = {
+CONTAINERS = {
     "only": False, "ifconfig": False, "hlist": False, "centered": True, "rst-class": False,
     "cssclass": False, "class": False, "div": False, "todo": False, "tabs": False,
     "tab": True, "group-tab": True, "tab-set": False, "tab-item": True, "tab-set-code": False,
@@ -80,10 +80,10 @@ _CONTAINERS = {
     "card-carousel": False, "article-info": False, "versionadded-removed": True,
 }  # fmt: skip
 # Object descriptions outside the Python domain: signatures in the argument, body in RST.
-_DESCRIBE = frozenset(("option", "cmdoption", "envvar", "confval", "describe", "object"))
+DESCRIBE = frozenset(("option", "cmdoption", "envvar", "confval", "describe", "object"))
 # An unknown directive whose name holds one of these is code (``click:example``, ``runblock``,
 # ``jupyter-execute``, ``ipython``, ``code-tab``, ``shell-session``...).
-_CODE_NAME = re.compile(r"example|code|run|console|doctest|repl|shell|execute|ipython|plot")
+CODE_NAME = re.compile(r"example|code|run|console|doctest|repl|shell|execute|ipython|plot")
 _LANGUAGE = re.compile(r"[a-z][\w+#.-]{0,24}", re.I)
 # The first line of a body that is code: a prompt, a decorator, a definition, an import...
 _CODE_START = re.compile(
@@ -213,7 +213,7 @@ class _Container(_Generic):
     def run(self) -> list[nodes.Node]:
         box = nodes.container()
         title = " ".join(" ".join(self.arguments).split())
-        if title and _CONTAINERS.get(self.name):
+        if title and CONTAINERS.get(self.name):
             head = nodes.paragraph()
             head += nodes.strong(text=title)
             box += head
@@ -254,7 +254,7 @@ class _Unknown(_Generic):
         body = _raw_body(self, whole)
         argument = "" if whole else argument
         bare = self.name.rpartition(":")[2]
-        if body.strip() and (_CODE_NAME.search(bare) or _looks_like_code(body)):
+        if body.strip() and (CODE_NAME.search(bare) or looks_like_code(body)):
             language = str(self.options.get("language") or self.options.get("lang") or "")
             caption = str(self.options.get("caption") or "")
             if not language and argument:
@@ -263,7 +263,7 @@ class _Unknown(_Generic):
                 else:
                     caption = caption or argument
             block = nodes.literal_block(body, body)
-            block["language"] = language or _guess_language(body)
+            block["language"] = language or guess_language(body)
             block["verbatim"] = True
             if not caption:
                 return [block]
@@ -348,7 +348,7 @@ def _dedent_raw(original: str, given: str, cut: int) -> str:
     return given if col != cut else ""
 
 
-def _looks_like_code(body: str) -> bool:
+def looks_like_code(body: str) -> bool:
     """A body that reads as code, not prose: it starts like code, or most of its lines have
     code's punctuation and few end a sentence."""
     lines = [line for line in body.split("\n") if line.strip()]
@@ -361,7 +361,7 @@ def _looks_like_code(body: str) -> bool:
     return coded * 10 >= len(lines) * 6 and sentences * 10 < len(lines) * 3
 
 
-def _guess_language(body: str) -> str:
+def guess_language(body: str) -> str:
     first = next((line.strip() for line in body.split("\n") if line.strip()), "")
     if first.startswith(">>>") or re.match(r"@[\w.]+|(async\s+)?def \w|from [\w.]+ import", first):
         return "python"
@@ -382,7 +382,7 @@ class _Labelled(_Generic):
     optional_arguments = 2
 
     def run(self) -> list[nodes.Node]:
-        label = _LABELLED.get(self.name, self.name)
+        label = LABELLED.get(self.name, self.name)
         version, rest = (
             (self.arguments[0], " ".join(self.arguments[1:])) if self.arguments else ("", "")
         )
@@ -620,14 +620,14 @@ def _directive_for(name: str) -> type[Directive]:
         return _Code
     if name == "literalinclude":
         return _LiteralInclude
-    if name in _LABELLED:
+    if name in LABELLED:
         return _Labelled
     if name in _DROPPED:
         return _Dropped
-    if name in _CONTAINERS:
+    if name in CONTAINERS:
         return _Container
     domain, colon, kind = name.rpartition(":")
-    if name in _DESCRIBE or (colon and domain and not _CODE_NAME.search(kind)):
+    if name in DESCRIBE or (colon and domain and not CODE_NAME.search(kind)):
         return _Describe  # ``c:function``, ``js:class``, ``http:get``, ``std:option``...
     return _Unknown
 
