@@ -22,6 +22,7 @@ PAGE = f"""# Options
 
 Use the {{func}}`option` decorator, {{class}}`~click.core.Option`, {{meth}}`!Context.invoke`
 and {{func}}`the docs <click.option>`; see {{ref}}`arguments`. Not a role: `{{func}}`x``.
+As {{pep}}`8` says.
 
 ```{{eval-rst}}
 .. click:example::
@@ -68,7 +69,7 @@ quickstart
 def test_myst_directives_and_roles_become_markdown() -> None:
     md = myst_markdown(PAGE, lambda rst: f"<rst {len(rst.splitlines())} lines>")
     assert "Use the `option()` decorator, `Option`, `Context.invoke`" in md
-    assert "and `the docs`; see {ref}`arguments`. Not a role: `{func}`x``." in md
+    assert "and `the docs`; see {ref}`arguments`. Not a role: `{func}`x``.\nAs PEP 8 says." in md
     assert "<rst 10 lines>" in md and "<rst 1 lines>" in md
     assert "**app.py**\n\n```python\nx = '\\n'  # *kept*\n```" in md
     assert "**Tip:**\n\nNested:\n\n```bash\npip install click\n```" in md

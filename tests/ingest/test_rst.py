@@ -270,6 +270,13 @@ def test_unknown_directives_have_a_defined_outcome() -> None:
               Run ``make``.
 
         Default `role` and a :foo:`bar <baz>` and :raw-html:`<b>`.
+
+        .. math::
+
+           a_1 + b^2 = \\frac{x}{y}
+
+        .. productionlist::
+           try_stmt: try1_stmt | try2_stmt
         """
     )
     assert '```console\n$ pip install "x[y]"  # *not* emphasis\n```' in md
@@ -279,6 +286,8 @@ def test_unknown_directives_have_a_defined_outcome() -> None:
     assert "`PyObject* PyList_New(Py_ssize_t len)`\n\nReturn a new list." in md
     assert "**Linux**\n\nRun `make`." in md
     assert "Default `role` and a `bar` and `<b>`." in md
+    assert "$$\na_1 + b^2 = \\frac{x}{y}\n$$" in md
+    assert "```\ntry_stmt: try1_stmt | try2_stmt\n```" in md
 
 
 def test_tabs_and_trailing_spaces_in_code_are_kept() -> None:

@@ -207,6 +207,8 @@ def _roles(line: str) -> str:
         name = role.group("name").lower()
         if name in _LINK_ROLES:
             out.append(role.group(0))
+        elif name in ("pep", "rfc"):  # as docutils shows them: "PEP 8"
+            out.append(f"{name.upper()} {role.group('text').strip()}")
         else:
             out.append(_code(_shown(name, role.group("text"))))
         pos = role.end()

@@ -10,13 +10,15 @@ on an extension it does not know and never loses its text:
 - an object description of another domain (``c:function``, ``js:class``, ``option``,
   ``envvar``, ``http:get``, ...): its signatures as code, its body parsed;
 - an unknown directive whose name says code (``example``, ``code``, ``run``, ``console``,
-  ``doctest``, ``repl``, ``shell``, ``execute``, ``ipython``, ``plot``: click's
-  ``.. click:example::``) or whose body looks like code: a literal block holding the body
-  byte for byte (dedented by the body's indentation only; tabs and trailing spaces as
-  written), its language from a ``:language:`` option or a one-word argument, else
-  ``python`` for a ``>>>`` session or a decorator, else none;
+  ``doctest``, ``repl``, ``shell``, ``execute``, ``ipython``, ``plot``, and grammars and
+  diagrams: ``productionlist``, ``graphviz``, ``mermaid``; click's ``.. click:example::``)
+  or whose body looks like code: a literal block holding the body byte for byte (dedented
+  by the body's indentation only; tabs and trailing spaces as written), its language from
+  a ``:language:`` option or a one-word argument, else ``python`` for a ``>>>`` session or
+  a decorator, else none;
 - any other unknown directive: its argument and body kept as plain text, not parsed (its
   markup shown as written);
+- ``.. math::``: the formula as written between ``$$`` lines;
 - a role: a link when it names something the tree holds, else its text as code (an unknown
   role's too, as the default role's ```text```);
 - ``|version|``, ``|release|``: from ``conf.py`` when it sets them to literals (the caller
@@ -74,7 +76,7 @@ _CODE_DIRECTIVES = ("code-block", "sourcecode", "code")
 # whether the argument is a title to show (``.. tab:: Linux``) or a condition (``only``).
 CONTAINERS = {
     "only": False, "ifconfig": False, "hlist": False, "centered": True, "rst-class": False,
-    "cssclass": False, "class": False, "div": False, "todo": False, "tabs": False,
+    "cssclass": False, "div": False, "todo": False, "tabs": False,
     "tab": True, "group-tab": True, "tab-set": False, "tab-item": True, "tab-set-code": False,
     "card": True, "grid": False, "grid-item": False, "grid-item-card": True, "dropdown": True,
     "card-carousel": False, "article-info": False, "versionadded-removed": True,
@@ -83,7 +85,10 @@ CONTAINERS = {
 DESCRIBE = frozenset(("option", "cmdoption", "envvar", "confval", "describe", "object"))
 # An unknown directive whose name holds one of these is code (``click:example``, ``runblock``,
 # ``jupyter-execute``, ``ipython``, ``code-tab``, ``shell-session``...).
-CODE_NAME = re.compile(r"example|code|run|console|doctest|repl|shell|execute|ipython|plot")
+CODE_NAME = re.compile(
+    r"example|code|run|console|doctest|repl|shell|execute|ipython|plot|productionlist|"
+    r"graphviz|digraph|mermaid|uml"
+)
 _LANGUAGE = re.compile(r"[a-z][\w+#.-]{0,24}", re.I)
 # The first line of a body that is code: a prompt, a decorator, a definition, an import...
 _CODE_START = re.compile(

@@ -84,6 +84,8 @@ class _Renderer:
             return [f"**{self.inline(node)}**"]
         if isinstance(node, nodes.paragraph):
             return [self.inline(node)]
+        if isinstance(node, nodes.math_block):  # `.. math::`: the formula as written
+            return [f"$$\n{node.astext().strip()}\n$$"]
         if isinstance(node, nodes.doctest_block):
             return [self.fence(node.astext(), "pycon")]
         if isinstance(node, nodes.literal_block) and node.get("verbatim"):
