@@ -277,6 +277,9 @@ def test_unknown_directives_have_a_defined_outcome() -> None:
 
         .. productionlist::
            try_stmt: try1_stmt | try2_stmt
+
+        .. contents:: On this page
+           :local:
         """
     )
     assert '```console\n$ pip install "x[y]"  # *not* emphasis\n```' in md
@@ -288,6 +291,7 @@ def test_unknown_directives_have_a_defined_outcome() -> None:
     assert "Default `role` and a `bar` and `<b>`." in md
     assert "$$\na_1 + b^2 = \\frac{x}{y}\n$$" in md
     assert "```\ntry_stmt: try1_stmt | try2_stmt\n```" in md
+    assert "On this page" not in md  # what only drives the build shows nothing
 
 
 def test_tabs_and_trailing_spaces_in_code_are_kept() -> None:

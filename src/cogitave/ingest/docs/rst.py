@@ -104,7 +104,8 @@ _DROPPED = (
     "index", "tabularcolumns", "sectionauthor", "moduleauthor", "codeauthor", "toctree-hidden",
     "autosummary", "automodule", "autoclass", "autofunction", "automethod", "autodata",
     "autoattribute", "autoexception", "currentmodule", "highlight", "highlightlang", "default-role",
-    "default-domain", "program", "meta", "raw",
+    "default-domain", "program", "meta", "raw", "contents", "sectnum", "section-numbering",
+    "header", "footer", "target-notes", "todolist",
 )  # fmt: skip
 _LOCK = threading.Lock()
 # docutils' own directives that stay as they are; the rest (``class``, ``code``, ``include``,
