@@ -255,6 +255,9 @@ def test_unknown_directives_have_a_defined_outcome() -> None:
            Prose with a :func:`role` and *stars*, kept
            as written.
 
+           Not a heading
+           =============
+
         .. option:: -v, --verbose
 
            Be *verbose*.
@@ -285,6 +288,7 @@ def test_unknown_directives_have_a_defined_outcome() -> None:
     assert '```console\n$ pip install "x[y]"  # *not* emphasis\n```' in md
     assert '```rust\nfn main() { println!("{}", 1); }\n```' in md  # a body that is code
     assert "**A title**\n\nProse with a :func:\\`role\\` and \\*stars\\*, kept\nas written." in md
+    assert "Not a heading\n\\=============" in md
     assert "`-v, --verbose`\n\nBe *verbose*." in md
     assert "`PyObject* PyList_New(Py_ssize_t len)`\n\nReturn a new list." in md
     assert "**Linux**\n\nRun `make`." in md

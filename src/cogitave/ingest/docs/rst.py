@@ -79,7 +79,7 @@ CONTAINERS = {
     "cssclass": False, "div": False, "todo": False, "tabs": False,
     "tab": True, "group-tab": True, "tab-set": False, "tab-item": True, "tab-set-code": False,
     "card": True, "grid": False, "grid-item": False, "grid-item-card": True, "dropdown": True,
-    "card-carousel": False, "article-info": False, "versionadded-removed": True,
+    "card-carousel": False, "article-info": False,
 }  # fmt: skip
 # Object descriptions outside the Python domain: signatures in the argument, body in RST.
 DESCRIBE = frozenset(("option", "cmdoption", "envvar", "confval", "describe", "object"))

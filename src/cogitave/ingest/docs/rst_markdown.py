@@ -34,7 +34,9 @@ _UNDERSCORE = re.compile(r"(?<![\w])_|_(?![\w])")
 def _escape(text: str) -> str:
     text = _ESCAPE.sub(r"\\\1", text)
     text = _UNDERSCORE.sub(r"\\_", text)
-    return re.sub(r"^(\s*)([#>+-]|\d+\.)(\s)", r"\1\\\2\3", text, flags=re.M)
+    text = re.sub(r"^(\s*)([#>+-]|\d+\.)(\s)", r"\1\\\2\3", text, flags=re.M)
+    # a line of ``=`` or ``-`` (an underline in text kept as written) is no heading's
+    return re.sub(r"^(\s*)([=-])(?=[=-]*[ \t]*$)", r"\1\\\2", text, flags=re.M)
 
 
 @dataclass
