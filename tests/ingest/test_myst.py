@@ -82,13 +82,18 @@ def test_myst_directives_and_roles_become_markdown() -> None:
 def test_a_myst_page_renders_eval_rst_code_verbatim(tmp_path: Path) -> None:
     write(tmp_path, "docs/conf.py", 'extensions = ["myst_parser"]\nversion = "8.1"\n')
     write(tmp_path, "docs/index.rst", "Home\n====\n\n.. toctree::\n\n   options\n")
-    (tmp_path / "docs" / "options.md").write_text(PAGE + "\n```{eval-rst}\n|version|\n```\n")
+    write(tmp_path, "docs/hello.py", "print('\\t')\n")
+    extra = (
+        "\n```{literalinclude} hello.py\n:language: python\n```\n\n```{eval-rst}\n|version|\n```\n"
+    )
+    (tmp_path / "docs" / "options.md").write_text(PAGE + extra)
     nodes = by_uid(read_docs(tmp_path))
     content = nodes["options"].content or ""
     assert f"```python\n{EXAMPLE}\n```" in content
     assert "```\ninvoke(hello, args=['--name', 'x'])\n```" in content
     assert "{eval-rst}" not in content and "{func}`option`" not in content
     assert content.endswith("\n\n8.1")  # |version| from conf.py
+    assert "```python\nprint('\\t')\n```" in content
     codes = {str(n.dims["code"]) for n in nodes.values() if n.kind == "code_sample"}
     assert EXAMPLE + "\n" in codes and "x = '\\n'  # *kept*\n" in codes
     assert not any("quickstart" in c for c in codes)  # a toctree is not code

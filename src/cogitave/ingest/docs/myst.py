@@ -134,7 +134,7 @@ def _directive(
         if name == "include":
             return _lines(code.rstrip("\n").split("\n"), render_rst, None, depth + 1)
         language = options.get("language") or language
-        ticks = "`" * max(3, *(len(t) + 1 for t in re.findall(r"`{3,}", code)))
+        ticks = "`" * max([3, *(len(t) + 1 for t in re.findall(r"`{3,}", code))])
         return [f"{ticks}{language}", *code.rstrip("\n").split("\n"), ticks]
     known = name in _ADMONITIONS or name in LABELLED or name in CONTAINERS or name in DESCRIBE
     nested_fence = any(x.lstrip().startswith(("```", "~~~")) for x in body)
