@@ -12,6 +12,8 @@ or a folder that is not a collection changes nothing. Readers are opened here to
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -344,10 +346,35 @@ def _import_pack(spec: SourceSpec, progress: Progress | None) -> IndexResult:
     # not ``or``: an empty collection of libraries has no length, and is falsy
     if is_library_collection(path):
         lib = LibraryCollection.open(path)
+        e = lib.import_pack(spec.path, replace=spec.replace, progress=progress)
     else:
-        lib = LibraryCollection.create(path)
-    e = lib.import_pack(spec.path, replace=spec.replace, progress=progress)
+        # made for this pack: a pack refused leaves no collection behind
+        made = [p for p in (path, *path.parents) if not p.exists()]
+        before = set(os.listdir(path)) if path.is_dir() else set()
+        try:
+            lib = LibraryCollection.create(path)
+            e = lib.import_pack(spec.path, replace=spec.replace, progress=progress)
+        except BaseException:
+            _unmake(path, before, made)
+            raise
     return IndexResult(str(spec.source), e.nodes, (), e.nodes, e.root, library=e.ref)
+
+
+def _unmake(path: Path, before: set[str], made: list[Path]) -> None:
+    """Undo :meth:`LibraryCollection.create` at ``path``: the entries it added to a folder
+    that held ``before``, and the folders ``made`` for it (deepest first), when empty."""
+    import shutil
+
+    if path.is_dir():
+        for name in set(os.listdir(path)) - before:
+            p = path / name
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+    for p in made:
+        with contextlib.suppress(OSError):
+            p.rmdir()
 
 
 def reembed(path: Path, encoder: str, progress: Progress | None = None) -> tuple[str, bool]:
@@ -739,7 +766,15 @@ def delete_library(path: Path, ref: str) -> list[str]:
 
     if not is_library_collection(path):
         raise InputError(f"{path} holds no libraries (delete its nodes with --uid or --source)")
-    return [e.ref for e in LibraryCollection.open(path).delete_library(ref)]
+    lib = LibraryCollection.open(path)
+    # a folder a killed first index left: the manifest does not name it, nothing reads it
+    unpublished = [f"{rel} (never published)" for rel in lib.delete_unpublished(ref)]
+    try:
+        return [e.ref for e in lib.delete_library(ref)] + unpublished
+    except NotFoundError:
+        if unpublished:
+            return unpublished
+        raise
 
 
 def remove_collection(path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from cogitave import Collection
 from cogitave.ingest.docs import DocsBatch, read_docs
+from cogitave.ingest.docs.sphinx_site import sphinx_substitutions
 from cogitave.nodes import Node
 from tests.ingest.helpers import assert_graph_closed, by_uid, edges_of
 
@@ -156,3 +157,31 @@ def test_built_tree_sources_and_base_url_override(tmp_path: Path) -> None:
     assert "pathlib.Path.read_text" in edges_of(nodes["tutorial"], "xref")
     # The .py and .txt files are not in _sources, and missing.txt is missing everywhere.
     assert batch.stats["missing_includes_count"] == 3
+
+
+def test_version_and_release_come_from_conf_py_when_literal(tmp_path: Path) -> None:
+    (tmp_path / "conf.py").write_text(
+        "import x\nversion = '8.1'\nrelease = '8.1.7'\nnightly = x.get()\n"
+    )
+    (tmp_path / "index.rst").write_text(
+        "Home\n====\n\nRelease |release| (|version|) and |today-ish|.\n"
+    )
+    (tmp_path / "own.rst").write_text(
+        "Own\n===\n\n.. |version| replace:: its own\n\nVersion |version|.\n"
+    )
+    pages = {n.uid: n.content for n in read_docs(tmp_path).nodes}
+    assert "Release 8.1.7 (8.1) and |today-ish|." in pages["index"]
+    assert "Version its own." in pages["own"]
+
+
+@pytest.mark.parametrize(
+    "conf, want",
+    [
+        ("version = '2.0'\nrelease = version\n", {"version": "2.0", "release": "2.0"}),
+        ("release, version = get_version('click')\n", {}),
+        ("version = '1'\nversion = compute()\n", {}),
+        ("def f(:\n", {}),
+    ],
+)
+def test_sphinx_substitutions_are_read_without_running_conf_py(conf, want) -> None:
+    assert sphinx_substitutions(conf) == want

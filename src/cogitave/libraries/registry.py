@@ -23,7 +23,8 @@ but leaving the registry: ``..``, a leading ``/``, a query) is skipped and said 
 Importing (:func:`import_from_registry`, :func:`fetch_from_registries`): the entry of the
 library version made with the collection's encoder (a pack of another encoder is never a
 match: its vectors are not comparable), streamed into a temporary file inside the collection
-folder (same file system as the import), its SHA-256 computed as it arrives and compared with
+folder (a staging folder of ``libs/``: same file system as the import, collected after a
+crash), its SHA-256 computed as it arrives and compared with
 the index before the import is attempted, at most :data:`~cogitave.libraries.packs.MAX_PACK_BYTES`;
 then the verified import of any pack (:meth:`LibraryCollection.import_pack`), with
 ``registry:<location>`` as the version's source. On any failure the temporary file is
@@ -395,13 +396,10 @@ def _wanted(path: Path) -> tuple[str | Any | None, str | None]:
 def _import(
     path: Path, reg: Registry, entry: RegistryEntry, *, replace: bool, progress: Any
 ) -> ImportResult:
-    with _target(path) as lib:
-        tmp = lib.path / f".registry-{uuid.uuid4().hex}{SUFFIX}"
-        try:
-            size = download(reg, entry, tmp)
-            imported = lib.import_pack(tmp, replace=replace, progress=progress, source=reg.source)
-        finally:
-            tmp.unlink(missing_ok=True)
+    with _target(path) as lib, layout.staging_dir(lib.path, "download") as folder:
+        tmp = folder / f"pack{SUFFIX}"
+        size = download(reg, entry, tmp)
+        imported = lib.import_pack(tmp, replace=replace, progress=progress, source=reg.source)
     if imported.ref != entry.ref:
         log.warning("registry %s: the pack of %s held %s", reg.location, entry.ref, imported.ref)
     return ImportResult(reg.location, entry, imported, size)

@@ -20,6 +20,7 @@ import typer
 from cogitave import indexing
 from cogitave.errors import CogitaveError, InputError
 from cogitave.indexing import SourceSpec
+from cogitave.printable import printable
 from cogitave.surfaces import cli_options as site
 from cogitave.surfaces import terminal
 from cogitave.surfaces.cli_options import (
@@ -368,10 +369,18 @@ def encoders(as_json: JsonOpt = False) -> None:
 
 @app.command()
 def verify(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
-    """Check HEAD and every retained root (hashes, objects, indexes, counts); exit 1 if bad."""
+    """Check HEAD and every retained root (hashes, objects, indexes, counts); exit 1 if bad.
+    A collection of libraries: LIBRARIES.json, every version's collection, the shared graph,
+    and leftovers of killed writers, each problem with its repair."""
+    from cogitave.libraries.layout import is_library_collection
+    from cogitave.libraries.verify import verify_libraries
     from cogitave.store.verify import verify_collection
 
-    report = verify_collection(collection)
+    report: Any = (
+        verify_libraries(collection)
+        if is_library_collection(collection)
+        else verify_collection(collection)
+    )
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict()) + "\n")
     else:
@@ -509,7 +518,13 @@ def main() -> None:
     except CogitaveError as e:
         sys.stderr.write(f"error[{e.code}]: {' '.join(e.message.split())}\n")
         sys.exit(2 if isinstance(e, InputError) or e.http_status < 500 else 1)
-    except (typer.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt) as e:
+        # click turns an EOFError into Abort too: one that escaped is a fault, not Ctrl-C
+        cause = e.__cause__ or e.__context__
+        if isinstance(cause, EOFError):
+            why = printable(f"{type(cause).__name__}: {cause}", 200)
+            sys.stderr.write(f"error[internal]: unexpected end of data ({why})\n")
+            sys.exit(1)
         err.print("aborted")
         sys.exit(130)
     except Exception as e:

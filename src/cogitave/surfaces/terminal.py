@@ -32,6 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cogitave.errors import CogitaveError
+from cogitave.printable import printable
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -124,7 +125,8 @@ def sync_line(res: IndexResult) -> str:
     pub = res.published
     if pub is None and res.shards is None:  # an index pack
         return (
-            f"imported {res.library} from {res.source}: {res.live} nodes, nothing embedded; "
+            f"imported {printable(res.library)} from {printable(res.source)}: {res.live} nodes, "
+            "nothing embedded; "
             f"root {res.root[:12]}"
         )
     head = f"indexed {res.read} nodes ({len(res.skipped)} skipped) from {res.source}: "
@@ -263,7 +265,9 @@ def libraries_table(libraries: Sequence[Any]) -> Table:
             note = "*" if v.default else ""
             if v.version_match:
                 note += f" {v.version_match} to {v.wanted}" if v.wanted else f" {v.version_match}"
-            t.add_row(lib.name, v.version, str(v.pages), str(v.nodes), v.source, v.indexed_at, note)
+            # what a pack or a crawl recorded: escaped, bounded, and never read as markup
+            cells = (lib.name, v.version, str(v.pages), str(v.nodes), v.source, v.indexed_at, note)
+            t.add_row(*(Text(printable(c, 200)) for c in cells))
     return t
 
 
@@ -381,12 +385,13 @@ def project_report(pins: Any) -> None:
     if pins is None:
         err.print("warning: this collection holds one library; --project pins nothing")
         return
+    # a cloned project's files wrote these: escaped and bounded before a terminal shows them
     for w in pins.warnings:
-        err.print(f"warning: {w}", markup=False)
+        err.print(f"warning: {printable(w, 400)}", markup=False)
     for d in pins.dependencies:
         if d.library is not None:
-            err.print(f"{d.package}: {d.library}@{d.version or '-'} ({d.match}: {d.reason})",
-                      markup=False, highlight=False)  # fmt: skip
+            line = f"{d.package}: {d.library}@{d.version or '-'} ({d.match}: {d.reason})"
+            err.print(printable(line, 400), markup=False, highlight=False)
 
 
 def move_encoder(collection: Path, sets: list[str], *, quiet: bool, as_json: bool) -> list[str]:

@@ -93,6 +93,8 @@ class Site:
     order_key: str = ""  # front-matter key ordering pages in a folder (reading order)
     group_titles: dict[str, str] = field(default_factory=dict)  # folder -> title
     root_doc: str = "index"  # Sphinx's master document
+    # Sphinx ``|version|``/``|release|`` as ``conf.py`` sets them (what a page shows)
+    substitutions: dict[str, str] = field(default_factory=dict)
     excludes: Excludes = field(default_factory=Excludes)  # files the config keeps out
     directory_urls: bool = True  # MkDocs `use_directory_urls` (false: `a/b.html`)
     hugo: HugoUrls = field(default_factory=HugoUrls)  # Hugo `permalinks` and `uglyURLs`

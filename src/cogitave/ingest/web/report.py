@@ -23,30 +23,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from cogitave.printable import MAX_SHOWN, printable
+
+__all__ = ["MAX_SHOWN", "CrawlReport", "printable"]
+
 SHOWN = 10
 """URLs listed per reason in the printed report (the kept report lists up to LISTED)."""
 LISTED = 200
-MAX_SHOWN = 300
-"""Characters of a site's string kept in the report (a longer one is cut, and says so)."""
-
-
-def printable(text: object, limit: int = MAX_SHOWN) -> str:
-    """``text`` safe for a terminal and a report: control and format characters (ESC, CR,
-    bidirectional overrides, ...) escaped as ``\\x1b``/``\\u202e``, cut at ``limit``
-    characters with the length it had."""
-    s = str(text)
-    total = len(s)
-    s = s[: limit + 1]
-    out: list[str] = []
-    for ch in s:
-        if ch.isprintable() or ch == " ":
-            out.append(ch)
-        else:
-            out.append(ch.encode("unicode_escape").decode("ascii"))
-    shown = "".join(out)
-    if total > limit or len(shown) > limit:
-        shown = shown[:limit] + f"... ({total:,} characters)"
-    return shown
 
 
 @dataclass
