@@ -66,7 +66,7 @@ from cogitave.errors import (
 )
 from cogitave.libraries import layout
 from cogitave.libraries.layout import LibraryEntry, version_order
-from cogitave.libraries.names import library_key
+from cogitave.libraries.names import MAX_NAME, check_version, library_key
 from cogitave.libraries.packs import MAX_PACK_BYTES, SUFFIX
 from cogitave.store.roots import atomic_write
 
@@ -76,7 +76,7 @@ INDEX = "index.json"
 LOCK = ".index.lock"
 MAX_INDEX_BYTES = 8 * 2**20
 MAX_ENTRIES = 100_000
-MAX_FIELD = 200
+MAX_FIELD = MAX_NAME
 """The longest library name, version, encoder or graph name an entry may give."""
 MAX_URL = 2048
 INDEX_SECONDS = 60.0
@@ -277,9 +277,7 @@ def parse_entry(item: object) -> RegistryEntry:
 
 
 def _check_version(version: str) -> None:
-    from cogitave.libraries.collection import _check_version as check
-
-    if check(version) != version:
+    if check_version(version) != version:
         raise InputError(f"not a version: {version!r} (spaces around it)")
 
 

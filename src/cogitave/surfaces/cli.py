@@ -35,6 +35,8 @@ from cogitave.surfaces.cli_options import (
     JsonOpt,
     LibrariesOpt,
     LibraryOpt,
+    PackOutputOpt,
+    PackRegistryOpt,
     ProjectOpt,
     QuietOpt,
     RayOpt,
@@ -141,13 +143,10 @@ def index(
     (robots.txt, sitemaps, llms.txt, links; conditional requests on a re-sync), a git
     repository cloned shallow into the cache. Without SOURCE: --library NAME@VERSION imported
     from a registry of packs (--registry, else the libraries.registries setting)."""
-    if source is None:
-        if library is None:
-            raise InputError("give a SOURCE to index, or --library NAME@VERSION to import")
-        terminal.import_from_registry(collection, library, version, registry, replace, quiet)
+    if source is None or registry is not None:
+        terminal.import_from_registry(collection, source, library, version, registry, replace,
+                                      quiet)  # fmt: skip
         return
-    if registry is not None:
-        raise InputError("--registry imports a pack: give it without a SOURCE")
     crawl = {"scope": scope, "include": include, "exclude": exclude, "max_pages": max_pages,
              "max_failures": max_failures, "render": render, "concurrency": concurrency,
              "rate": rate, "all_languages": all_languages, "max_time": max_time}  # fmt: skip
@@ -296,27 +295,14 @@ def libraries(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
 def pack(
     collection: CollectionOpt,
     library: Annotated[str, typer.Option("--library", help="NAME@VERSION to pack.")],
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="The pack file to write.")
-    ] = None,
-    registry: Annotated[
-        Path | None,
-        typer.Option(
-            "--registry", help="A registry folder: the pack written there and named in its index."
-        ),
-    ] = None,
+    output: PackOutputOpt = None,
+    registry: PackRegistryOpt = None,
 ) -> None:
     """Write one library version as a portable pack (cogitave index FILE imports it), to a
-    file (-o), into a registry folder (--registry), or both."""
-    if output is None and registry is None:
-        raise InputError("give -o FILE, --registry FOLDER, or both")
-    if registry is not None:
-        entry = indexing.publish_pack(collection, library, registry, output)
-        where = f"{registry / entry.url}" + (f" and {output}" if output else "")
-        out.print(f"published {entry.ref} ({entry.encoder or 'no encoder'}) -> {where}; "
-                  f"{registry / 'index.json'} updated", markup=False)  # fmt: skip
+    file (-o), into a registry folder (--registry: named in its index.json), or both."""
+    if registry is not None or output is None:
+        terminal.publish_pack(collection, library, registry, output)
         return
-    assert output is not None
     info = indexing.export_pack(collection, library, output)
     out.print(f"packed {info.library}: {info.objects} objects, {info.bytes:,} bytes -> {output}",
               markup=False)  # fmt: skip
@@ -335,15 +321,8 @@ def settings(
     """Show the collection's settings; with --set or --file, publish them in a new root
     (nothing is re-indexed). --set encoder=NAME moves the collection to another encoder:
     every node is embedded again (a progress bar shows how long), in a new root."""
-    from cogitave.libraries.collection import LibraryCollection
-    from cogitave.libraries.layout import is_library_collection
-    from cogitave.service import ops
-
     sets = terminal.move_encoder(collection, list(set_ or ()), quiet=quiet, as_json=as_json)
-    if is_library_collection(collection):
-        answer = ops.library_settings(LibraryCollection.open(collection), sets, file)
-    else:
-        answer = ops.settings(indexing.open_collection(collection), sets, file)
+    answer = terminal.settings_answer(collection, sets, file)
     if as_json:
         sys.stdout.write(json.dumps(answer.settings.to_dict()) + "\n")
         return

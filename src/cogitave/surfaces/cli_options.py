@@ -103,6 +103,15 @@ IndexSourceArg = Annotated[
         "libraries.registries setting)."
     ),
 ]
+PackOutputOpt = Annotated[
+    Path | None, typer.Option("--output", "-o", help="The pack file to write.")
+]
+PackRegistryOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--registry", help="A registry folder: the pack written there and named in its index."
+    ),
+]
 RegistryOpt = Annotated[
     str | None,
     typer.Option(
