@@ -262,6 +262,25 @@ def test_a_registry_redirecting_out_of_http_is_refused(tmp_path: Path) -> None:
         reg.open_registry(s.url)
 
 
+def test_a_public_registry_never_redirects_into_a_private_network(
+    published: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The registry on 127.0.0.1 plays a public host (the policy is told so); its index
+    redirects to ``localhost``, a private name: refused before a byte is asked of it."""
+    from cogitave.ingest.web import policy
+
+    monkeypatch.setattr(policy, "is_private", lambda host, resolve=None: host != "127.0.0.1")
+    _, folder = published
+    with serve(folder=folder) as target:
+        port = target.url.rsplit(":", 1)[1]
+        private = f"http://localhost:{port}/index.json"
+        moved = {"/index.json": Route(status=302, headers={"Location": private}, etag=False)}
+        with serve(moved) as s, pytest.raises(IngestError, match="private address"):
+            reg.open_registry(s.url)
+        assert target.hits["/index.json"] == 0
+        assert reg.open_registry(target.url).entries  # no redirect: read
+
+
 def test_a_pack_of_another_encoder_is_not_a_match(
     published: tuple[Path, Path], tmp_path: Path
 ) -> None:
