@@ -183,6 +183,24 @@ def test_a_tampered_pack_is_refused_before_the_import(
     assert listing(held) == before
 
 
+def test_a_pack_that_is_not_what_the_index_says_is_refused(
+    published: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The index names kit 2.0.0 but points at kit 1.0.0's pack (its hash right): refused
+    before the import, so a registry cannot hand out another version than the one asked."""
+    _, folder = published
+    lying = tmp_path / "lying"
+    shutil.copytree(folder, lying)
+    index = json.loads((lying / "index.json").read_text())
+    one = next(p for p in index["packs"] if p["version"] == "1.0.0")
+    two = next(p for p in index["packs"] if p["version"] == "2.0.0")
+    two.update(url=one["url"], sha256=one["sha256"])
+    (lying / "index.json").write_text(json.dumps(index))
+    with pytest.raises(CorruptionError, match=r"the pack holds kit@1\.0\.0"):
+        reg.import_from_registry(tmp_path / "dst", lying, "kit", "2.0.0")
+    assert not (tmp_path / "dst").exists()
+
+
 def write_index(folder: Path, packs: Any) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "index.json").write_text(json.dumps({"packs": packs}))

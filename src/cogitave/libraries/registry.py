@@ -48,6 +48,7 @@ import logging
 import os
 import re
 import shutil
+import tarfile
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
@@ -67,7 +68,8 @@ from cogitave.errors import (
 from cogitave.libraries import layout
 from cogitave.libraries.layout import LibraryEntry, version_order
 from cogitave.libraries.names import MAX_NAME, check_version, library_key
-from cogitave.libraries.packs import MAX_PACK_BYTES, SUFFIX
+from cogitave.libraries.packs import MAX_HEAD_BYTES, MAX_PACK_BYTES, SUFFIX
+from cogitave.printable import printable
 from cogitave.store.roots import atomic_write
 
 log = logging.getLogger(__name__)
@@ -397,10 +399,36 @@ def _import(
     with _target(path) as lib, layout.staging_dir(lib.path, "download") as folder:
         tmp = folder / f"pack{SUFFIX}"
         size = download(reg, entry, tmp)
+        _check_holds(tmp, reg, entry)
         imported = lib.import_pack(tmp, replace=replace, progress=progress, source=reg.source)
-    if imported.ref != entry.ref:
-        log.warning("registry %s: the pack of %s held %s", reg.location, entry.ref, imported.ref)
     return ImportResult(reg.location, entry, imported, size)
+
+
+def _check_holds(pack: Path, reg: Registry, entry: RegistryEntry) -> None:
+    """Refuse a pack whose ``pack.json`` (its first member) names another library version
+    or encoder than the index says: the registry's index must not lie about what it hands
+    out (the import itself then checks the pack whole)."""
+    head: Any = None
+    try:
+        with tarfile.open(pack, "r|*") as tar:
+            first = tar.next()
+            if first is not None and first.name == "pack.json" and first.isreg():
+                f = tar.extractfile(first)
+                if f is not None and first.size <= MAX_HEAD_BYTES:
+                    head = json.loads(f.read(MAX_HEAD_BYTES))
+    except (tarfile.TarError, OSError, EOFError, ValueError, RecursionError):
+        head = None
+    if not isinstance(head, dict):
+        raise CorruptionError(
+            f"registry {reg.location}: the pack of {entry.ref} is not a pack (no pack.json first)"
+        )
+    held = (head.get("library"), head.get("encoder"))
+    if held != (entry.ref, entry.encoder):
+        raise CorruptionError(
+            f"registry {reg.location}: its index names {entry.ref} ({entry.encoder}), the pack "
+            f"holds {printable(str(held[0]), 120)} ({printable(str(held[1]), 120)}): refused "
+            "before import"
+        )
 
 
 class _Digest:
