@@ -99,8 +99,9 @@ IndexSourceArg = Annotated[
     typer.Argument(
         help="File or folder, a docs site URL (https://...), or a git repository "
         "(git+https://host/org/repo\\[@REF]\\[#SUBDIR], a bare repository's path). "
-        "None: --library NAME@VERSION from a registry of packs (--registry, else the "
-        "libraries.registries setting)."
+        "Omitted: --library NAME@VERSION from a registry of packs (--registry, else the "
+        "libraries.registries setting).",
+        metavar="SOURCE",
     ),
 ]
 PackOutputOpt = Annotated[
