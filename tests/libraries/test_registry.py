@@ -18,7 +18,7 @@ import pytest
 
 from cogitave import SearchRequest
 from cogitave.distributed import hashed
-from cogitave.errors import CorruptionError, IngestError, NotFoundError
+from cogitave.errors import CorruptionError, IngestError, InputError, NotFoundError
 from cogitave.libraries import registry as reg
 from cogitave.libraries.collection import LibraryCollection
 from tests.conftest import SCHEMA, make_nodes
@@ -99,6 +99,23 @@ def test_publishing_again_replaces_the_entry_and_o_writes_a_copy(
     assert hashlib.sha256(copy.read_bytes()).hexdigest() == mine["sha256"]
     bad = run_cli("pack", "-c", str(src), "--library", "kit@2.0.0", ok=False)
     assert bad.returncode != 0 and "-o FILE, --registry FOLDER" in bad.stderr
+
+
+def test_a_publish_that_would_make_the_index_unreadable_changes_nothing(
+    published: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, folder = published
+    full = tmp_path / "full"
+    shutil.copytree(folder, full)
+    before = {p.name: p.read_bytes() for p in full.iterdir()}
+    monkeypatch.setattr(reg, "MAX_INDEX_BYTES", len(before["index.json"]) + 10)
+    src = tmp_path / "src"
+    LibraryCollection.create(src, encoder=hashed.NAME).sync_library(
+        "Kit", "3.0.0", pages(5, 3), schema=SCHEMA, source="/kit3"
+    )
+    with pytest.raises(InputError, match="start another one"):
+        reg.publish(src, "kit@3.0.0", full)
+    assert {p.name: p.read_bytes() for p in full.iterdir()} == before
 
 
 def test_import_from_a_folder_embeds_nothing_and_searches_as_the_original(

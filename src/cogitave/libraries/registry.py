@@ -197,6 +197,7 @@ def open_registry(location: str | Path) -> Registry:
             raise NotFoundError(f"registry {text}: no {INDEX} at {index_path}")
         index_url = str(index_path.resolve())
         data = _read_bounded(index_path, text)
+        text = index_url if path.suffix == ".json" else str(path.resolve())  # not the cwd's
     else:
         raise InputError(
             f"registry {text}: not a folder, a file:// or an http(s) URL (scheme {scheme!r})"
@@ -653,15 +654,19 @@ def publish(collection: Path, ref: str, folder: Path) -> RegistryEntry:
                     keep.append(p)
             taken = {str(p.get("url")) for p in keep if isinstance(p, dict)}
             name = pack_name(held.name, held.version, info.encoder, taken)
-            digest = _sha256(tmp)
+            graph = recorded_graph(RootStore(collection / held.dir).read_root(held.root).encoder)
+            entry = RegistryEntry(held.name, held.version, name, _sha256(tmp), info.encoder,
+                                  graph)  # fmt: skip
+            data = json.dumps({"packs": [*keep, entry.to_dict()]}, indent=1).encode()
+            if len(keep) >= MAX_ENTRIES or len(data) > MAX_INDEX_BYTES:
+                raise InputError(
+                    f"registry {folder}: its index would pass {MAX_ENTRIES:,} packs or "
+                    f"{MAX_INDEX_BYTES:,} bytes, more than a reader accepts: start another one"
+                )
             os.replace(tmp, folder / name)
         finally:
             tmp.unlink(missing_ok=True)
-        manifest = RootStore(collection / held.dir).read_root(held.root)
-        entry = RegistryEntry(held.name, held.version, name, digest, info.encoder,
-                              recorded_graph(manifest.encoder))  # fmt: skip
-        doc = {"packs": [*keep, entry.to_dict()]}
-        atomic_write(index_path, json.dumps(doc, indent=1).encode())
+        atomic_write(index_path, data)
         for url in old_urls - {name} - taken:
             if url_problem(url) is None and not urlsplit(url).scheme:
                 (folder / url).unlink(missing_ok=True)
