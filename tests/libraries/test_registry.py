@@ -18,7 +18,7 @@ import pytest
 
 from cogitave import SearchRequest
 from cogitave.distributed import hashed
-from cogitave.errors import CorruptionError, IngestError, InputError, NotFoundError
+from cogitave.errors import ConflictError, CorruptionError, IngestError, InputError, NotFoundError
 from cogitave.libraries import registry as reg
 from cogitave.libraries.collection import LibraryCollection
 from tests.conftest import SCHEMA, make_nodes
@@ -154,6 +154,22 @@ def test_import_over_http_from_a_local_server(
     assert got.library.ref == "kit@2.0.0" and got.library.source == f"registry:{s.url}"
     assert got.bytes == (folder / "kit-2.0.0.cogpack").stat().st_size
     assert also.library.ref == "kit@1.0.0"
+
+
+def test_a_version_held_from_elsewhere_is_replaced_only_when_asked(
+    published: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, folder = published
+    dst = tmp_path / "dst"
+    LibraryCollection.create(dst, encoder=hashed.NAME).sync_library(
+        "Kit", "2.0.0", pages(5, 7), schema=SCHEMA, source="/local/kit"
+    )
+    with pytest.raises(ConflictError, match="--replace"):
+        reg.import_from_registry(dst, folder, "kit", "2.0.0")
+    done = reg.import_from_registry(dst, folder, "kit", "2.0.0", replace=True)
+    again = reg.import_from_registry(dst, folder, "kit", "2.0.0")  # the same registry: a refresh
+    assert done.library.source == again.library.source == f"registry:{folder}"
+    assert again.library.nodes == 30
 
 
 def test_a_version_the_registry_lacks_lists_what_it_holds(
