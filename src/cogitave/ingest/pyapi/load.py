@@ -1,0 +1,255 @@
+"""Top-level package names + the folder they are installed in -> griffe's model of their
+modules, read from the source files alone and bounded.
+
+griffe visits each file's syntax tree (``allow_inspection=False``): no module of the package
+is ever imported, so nothing it runs on import runs here; a compiled module (``.so``) is not
+read, only listed. The walk is our own (:class:`_BoundedFinder`): only folders holding an
+``__init__.py``, no symlink followed, no ``.pth`` file read, ``.py``/``.pyi`` files only, and
+:class:`Limits` on the number of modules, a file's size and the bytes read in all; what a bound
+leaves out is listed in :attr:`Loaded.skipped` with its reason. Aliases (``from ._x import
+Y``) are resolved inside the packages read, never by loading another package.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import griffe
+
+MAX_MODULES = 2_000  # modules read from one distribution
+MAX_FILE_BYTES = 2 * 1024 * 1024  # a source file larger than this is not read
+MAX_TOTAL_BYTES = 64 * 1024 * 1024  # source read from one distribution in all
+MAX_OBJECTS = 50_000  # API entries made from one distribution
+MAX_WALKED = 100_000  # files and folders looked at while finding modules
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds of one read (see the module doc)."""
+
+    max_modules: int = MAX_MODULES
+    max_file_bytes: int = MAX_FILE_BYTES
+    max_total_bytes: int = MAX_TOTAL_BYTES
+    max_objects: int = MAX_OBJECTS
+    max_walked: int = MAX_WALKED
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file (or object) left out, and why."""
+
+    path: str  # relative to the folder read
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass
+class Loaded:
+    """The packages read, by top-level name, and what was left out."""
+
+    root: Path
+    modules: dict[str, griffe.Module] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    modules_read: int = 0
+
+
+class _Budget:
+    """What one read has spent, shared by the finder of every package."""
+
+    def __init__(self, root: Path, limits: Limits, skipped: list[Skipped]) -> None:
+        self.root = root
+        self.limits = limits
+        self.skipped = skipped
+        self.modules = 0
+        self.bytes = 0
+        self.walked = 0
+        self.admitted: set[Path] = set()
+
+    def shown(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def admit(self, file: Path) -> bool:
+        """Whether ``file`` may be read; a refusal is listed."""
+        if file in self.admitted:
+            return True
+        reason = ""
+        try:
+            size = os.lstat(file).st_size
+        except OSError as e:
+            size, reason = 0, f"not readable ({e.strerror})"
+        if reason:
+            pass
+        elif os.path.islink(file):
+            reason = "a symlink; not followed"
+        elif size > self.limits.max_file_bytes:
+            mb = self.limits.max_file_bytes / (1024 * 1024)
+            reason = f"{size} bytes, over the {mb:g} MB a source file may have; not read"
+        elif self.modules >= self.limits.max_modules:
+            reason = f"past the {self.limits.max_modules} modules read from one distribution"
+        elif self.bytes + size > self.limits.max_total_bytes:
+            mb = self.limits.max_total_bytes / (1024 * 1024)
+            reason = f"past the {mb:g} MB of source read from one distribution"
+        if reason:
+            self.skipped.append(Skipped(self.shown(file), reason))
+            return False
+        self.admitted.add(file)
+        self.modules += 1
+        self.bytes += size
+        return True
+
+
+class _BoundedFinder(griffe.ModuleFinder):
+    """griffe's finder over one folder, with our own bounded walk of a package's files."""
+
+    def __init__(self, budget: _Budget) -> None:
+        self.budget = budget
+        super().__init__([budget.root])
+
+    def _extend_from_pth_files(self) -> None:
+        """``.pth`` files are not read: the search path is the folder named, alone."""
+
+    def submodules(self, module: griffe.Module) -> list[tuple[tuple[str, ...], Path]]:
+        """The package's module files (see the module doc), shallowest first."""
+        paths = module.filepath if isinstance(module.filepath, list) else [module.filepath]
+        found: list[tuple[tuple[str, ...], Path]] = []
+        for path in paths:
+            if path is None:
+                continue
+            base = path.parent if path.stem == "__init__" else path
+            if base.is_dir():
+                found.extend(self._walk(base))
+        found.sort(key=lambda item: (len(item[0]), item[0]))
+        return [(parts, file) for parts, file in found if self.budget.admit(file)]
+
+    def _walk(self, base: Path) -> Iterator[tuple[tuple[str, ...], Path]]:
+        b = self.budget
+        for dirpath, dirnames, filenames in os.walk(base):
+            here = Path(dirpath)
+            b.walked += len(dirnames) + len(filenames)
+            if b.walked > b.limits.max_walked:
+                b.skipped.append(
+                    Skipped(b.shown(here), f"past the {b.limits.max_walked} files looked at")
+                )
+                dirnames.clear()
+                return
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if d != "__pycache__"
+                and d.isidentifier()
+                and not os.path.islink(here / d)
+                and any((here / d / f"__init__{s}").is_file() for s in (".py", ".pyi"))
+            )
+            rel = here.relative_to(base).parts
+            for name in sorted(filenames):
+                stem, _, suffix = name.partition(".")
+                if suffix not in ("py", "pyi"):
+                    if name.endswith((".so", ".pyd")) and stem.isidentifier():
+                        b.skipped.append(Skipped(b.shown(here / name), "a compiled module"))
+                    continue
+                if not stem.isidentifier():
+                    continue
+                if stem == "__init__":
+                    if rel:
+                        yield rel, here / name
+                    continue
+                yield (*rel, stem), here / name
+
+
+class _Loader(griffe.GriffeLoader):
+    """griffe's loader, reading through a :class:`_BoundedFinder`."""
+
+    def __init__(self, budget: _Budget) -> None:
+        self.budget = budget
+        super().__init__(
+            search_paths=[budget.root],
+            allow_inspection=False,
+            force_inspection=False,
+            store_source=False,
+        )
+
+    @cached_property
+    def finder(self) -> griffe.ModuleFinder:
+        return _BoundedFinder(self.budget)
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """griffe's own warnings (an unparsable docstring, an unresolved alias) kept off stderr:
+    what matters is in the report."""
+    log = logging.getLogger("griffe")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
+def load_packages(root: Path, packages: Sequence[str], limits: Limits | None = None) -> Loaded:
+    """The packages ``packages`` (top-level names) installed in ``root``, read statically and
+    bounded (see the module doc). A package that cannot be read is listed as skipped."""
+    limits = limits or Limits()
+    out = Loaded(root)
+    budget = _Budget(root, limits, out.skipped)
+    loader = _Loader(budget)
+    with quiet():
+        pending = list(dict.fromkeys(packages))
+        # A package that re-exports another one of the distribution's (``attrs`` from
+        # ``attr``) is read after it: one failure waits for a second pass.
+        for attempt in range(2):
+            failed: list[tuple[str, str]] = []
+            for name in pending:
+                reason = _load_one(loader, budget, name)
+                if reason is None:
+                    out.modules[name] = loader.modules_collection.get_member(name)
+                else:
+                    failed.append((name, reason))
+            pending = [name for name, _ in failed]
+            if not failed or attempt == 1:
+                out.skipped.extend(Skipped(name, reason) for name, reason in failed)
+                break
+        # Aliases left unresolved are passed over when entries are made.
+        with suppress(RecursionError, griffe.GriffeError):
+            loader.resolve_aliases(implicit=False, external=False, max_iterations=8)
+    out.modules_read = budget.modules
+    return out
+
+
+def _load_one(loader: _Loader, budget: _Budget, name: str) -> str | None:
+    """Load one top-level package; None when read, else why not."""
+    root = budget.root
+    init = next(
+        (f for f in (root / name / "__init__.py", root / name / "__init__.pyi") if f.is_file()),
+        None,
+    )
+    single = next((f for f in (root / f"{name}.py", root / f"{name}.pyi") if f.is_file()), None)
+    top = init or single
+    if top is None:
+        return "no package or module of that name"
+    if name in loader.modules_collection.members:
+        return None
+    if not budget.admit(top):
+        return "its top module is not read (listed above)"
+    try:
+        loader.load(name, try_relative_path=False)
+    except griffe.AliasResolutionError as e:
+        if name in loader.modules_collection.members:
+            loader.modules_collection.del_member(name)
+        return f"not read: {e}"
+    except (griffe.GriffeError, ImportError, SyntaxError, RecursionError, ValueError) as e:
+        return f"not read: {type(e).__name__}: {e}"
+    except OSError as e:
+        return f"not read: {e.strerror or e}"
+    return None
