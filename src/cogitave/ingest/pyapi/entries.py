@@ -5,7 +5,8 @@ underscore. A module's public names are its ``__all__`` when it has one; else wh
 defines under a public name, and, for a package's ``__init__``, what it imports from the
 distribution's own modules (``from .app import Flask``: a re-export). Each object is one
 entry, however many names reach it: named by the shortest public path (a name in a package
-named like the distribution first, then the fewest dots, then the shortest), the others and
+named like the distribution first, then the fewest dots, then its own name over a renaming
+import, then the shortest), the others and
 the path it is defined at kept as ``aliases`` (``attrs.define``, defined in
 ``attr._next_gen``, also reached as ``attr.define``). A public class brings its public
 methods, properties and documented attributes, named under the class's public name.
@@ -87,12 +88,14 @@ def collect(loaded: Loaded, prefer: str = "", limits: Limits | None = None) -> C
         cand.obj = module
         cand.names.insert(0, (module.path, module.path))  # a module's page is its own
 
-    def rank(name: str) -> tuple[bool, int, int, str]:
-        return (name.split(".", 1)[0] != prefer, name.count("."), len(name), name)
+    def rank(name: str, own: str = "") -> tuple[bool, int, bool, int, str]:
+        top, last = name.split(".", 1)[0], name.rsplit(".", 1)[-1]
+        return (top != prefer, name.count("."), last != own, len(name), name)
 
     chosen: list[tuple[str, str, _Candidate]] = []
     for cand in found.values():
-        names = sorted({n for n, _ in cand.names}, key=rank)
+        own = cand.obj.name if cand.obj is not None else ""
+        names = sorted({n for n, _ in cand.names}, key=lambda n, o=own: rank(n, o))
         holder = dict(cand.names)[names[0]]
         chosen.append((names[0], holder, cand))
     chosen.sort(key=lambda c: (c[1], c[0].count("."), c[0]))
@@ -101,7 +104,7 @@ def collect(loaded: Loaded, prefer: str = "", limits: Limits | None = None) -> C
         obj = cand.obj
         assert obj is not None
         names = {n for n, _ in cand.names} | {obj.path}
-        aliases = tuple(sorted(names - {public}, key=rank))
+        aliases = tuple(sorted(names - {public}, key=lambda n, o=obj.name: rank(n, o)))
         module = public if obj.is_module else holder
         if not _add(out, _entry(obj, public, aliases, module, "", root), limits):
             break

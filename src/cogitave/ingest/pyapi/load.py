@@ -223,8 +223,27 @@ def load_packages(root: Path, packages: Sequence[str], limits: Limits | None = N
         # Aliases left unresolved are passed over when entries are made.
         with suppress(RecursionError, griffe.GriffeError):
             loader.resolve_aliases(implicit=False, external=False, max_iterations=8)
+    _unparsed(loader, budget, out)
     out.modules_read = budget.modules
     return out
+
+
+def _unparsed(loader: _Loader, budget: _Budget, out: Loaded) -> None:
+    """List the files admitted that griffe left out (a syntax error, not UTF-8)."""
+    for file in sorted(budget.admitted):
+        try:
+            rel = file.relative_to(budget.root)
+        except ValueError:
+            continue
+        parts = rel.with_suffix("").parts
+        parts = parts[:-1] if parts[-1] == "__init__" else parts
+        if not parts or parts[0] not in out.modules:
+            continue  # a package that failed as a whole is listed already
+        try:
+            loader.modules_collection.get_member(".".join(parts))
+        except (KeyError, ValueError, griffe.GriffeError):
+            reason = "not read: not valid Python source (a syntax error, or not UTF-8)"
+            out.skipped.append(Skipped(budget.shown(file), reason))
 
 
 def _load_one(loader: _Loader, budget: _Budget, name: str) -> str | None:
