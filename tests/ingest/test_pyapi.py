@@ -178,8 +178,7 @@ def test_public_names_aliases_signatures_and_docstrings(site: Path) -> None:
     assert make.kind == "function"
     assert set(make.aliases) == {"demokit.build", "demokit._core.make_thing"}
     assert make.signature == (
-        "def make_thing(size: int = 8, *names: str, strict: bool = False, **extra: object)"
-        " -> Thing"
+        "def make_thing(size: int = 8, *names: str, strict: bool = False, **extra: object) -> Thing"
     )
     assert "```pycon\n>>> make_thing(3).size\n3\n```" in make.markdown
     grow = got["demokit.Thing.grow"]
@@ -212,9 +211,10 @@ def test_the_package_is_never_imported(site: Path) -> None:
     assert "demokit" not in sys.modules and "demokit._core" not in sys.modules
 
 
-def test_metadata_names_the_library_not_the_folder(site: Path, tmp_path: Path) -> None:
+def test_metadata_names_the_library_not_the_folder(site: Path) -> None:
     src = locate(site, "demokit")  # any spelling PEP 503 normalises alike
-    assert (src.dist.name, src.dist.version, src.dist.packages) == ("DemoKit", "1.2.3", ("demokit",))
+    dist = src.dist
+    assert (dist.name, dist.version, dist.packages) == ("DemoKit", "1.2.3", ("demokit",))
     assert src.dist.readme_type == "markdown" and "spare parts" in src.dist.readme
     # A package folder finds the dist-info beside it.
     assert locate(site / "demokit").dist.name == "DemoKit"
@@ -247,7 +247,8 @@ def test_graph_pages_api_nodes_and_readme(site: Path) -> None:
     assert "- `grow` (method): Grow the thing by a few widgets." in thing.content
     assert thing.meta["url"] == "/api/demokit/#demokit.Thing"
     assert thing.meta["anchor"] == "demokit.Thing" and thing.meta["objtype"] == "class"
-    assert thing.meta["source_path"] == "demokit/_core.py" and thing.meta["line"] == 7
+    assert thing.meta["path"] == "demokit/_core.py" and thing.meta["line"] == 7
+    assert nodes["demokit.DEFAULT_SIZE"].meta["path"] == "demokit/__init__.py"
     assert thing.meta["breadcrumb"] == ["demokit", "demokit.Thing"]
     assert [(e.label, e.dst) for e in thing.edges if e.label == "partOf"] == [
         ("partOf", "api/demokit")
@@ -303,7 +304,7 @@ def test_a_broken_file_is_left_out_not_fatal(tmp_path: Path) -> None:
     api = read_package(pkg)
     assert {e.name for e in api.entries} == {"brk", "brk.good", "brk.ok"}
     assert [str(s) for s in api.skipped] == [
-        "brk/bad.py: not read: not valid Python source (a syntax error, or not UTF-8)"
+        "brk/bad.py: not read: its source could not be parsed (a syntax error, too deep, not UTF-8)"
     ]
 
 

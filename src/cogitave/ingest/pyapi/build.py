@@ -13,10 +13,11 @@ Each object is an ``api`` node whose uid is its public dotted name (``httpx.Clie
 Sphinx page's objects are: title the dotted name (what ``resolve_xref`` matches an API symbol
 against), ``code`` its signature, ``body`` its docstring, ``content`` the signature in a
 ``python`` fence then the docstring as Markdown (a class lists its members), ``url`` the
-module page's at the anchor of the name, ``partOf`` its module page (a method or attribute:
-its class). Its meta adds what a Sphinx object has not: ``aliases`` (the other names that
-reach it, the defining path among them: ``resolve_xref("attr._next_gen.define")`` finds
-``attrs.define``), ``source_path`` and ``line`` where it is defined, and ``canonical``.
+module page's at the anchor of the name, ``path`` and ``line`` the file and line it is
+defined at (``httpx/_client.py``: a search folds hits by that file, as it folds a page's
+sections), ``partOf`` its module page (a method or attribute: its class). Its meta adds what
+a Sphinx object has not: ``aliases`` (the other names that reach it, the defining path among
+them: ``resolve_xref("attr._next_gen.define")`` finds ``attrs.define``) and ``canonical``.
 
 No file is read while building (the entries hold the text): the builder's reader is confined
 to nothing, so a docstring naming an include reads no file.
@@ -200,7 +201,8 @@ def _place_members(b: Builder, entries: list[ApiDoc]) -> None:
         if e.aliases:
             meta["aliases"] = list(e.aliases)
         meta["canonical"] = e.canonical
-        meta["source_path"] = e.path
+        if e.path:  # the file it came from: what a search groups hits by
+            meta["path"] = e.path
         meta["line"] = e.line
         if e.parent and e.parent in b.graph.nodes:
             out = b.graph.edges.get(e.name, {})

@@ -27,6 +27,7 @@ MAX_FILE_BYTES = 2 * 1024 * 1024  # a source file larger than this is not read
 MAX_TOTAL_BYTES = 64 * 1024 * 1024  # source read from one distribution in all
 MAX_OBJECTS = 50_000  # API entries made from one distribution
 MAX_WALKED = 100_000  # files and folders looked at while finding modules
+UNPARSED = "not read: its source could not be parsed (a syntax error, too deep, not UTF-8)"
 
 
 @dataclass(frozen=True)
@@ -242,8 +243,7 @@ def _unparsed(loader: _Loader, budget: _Budget, out: Loaded) -> None:
         try:
             loader.modules_collection.get_member(".".join(parts))
         except (KeyError, ValueError, griffe.GriffeError):
-            reason = "not read: not valid Python source (a syntax error, or not UTF-8)"
-            out.skipped.append(Skipped(budget.shown(file), reason))
+            out.skipped.append(Skipped(budget.shown(file), UNPARSED))
 
 
 def _load_one(loader: _Loader, budget: _Budget, name: str) -> str | None:
