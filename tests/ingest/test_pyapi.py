@@ -105,6 +105,23 @@ def shrink(thing, by=1):
 
 def _hidden():
     """Private."""
+
+
+def scale(thing, factor=2.0):
+    """Scale a thing by :func:`~demokit.make_thing` rules, ``factor`` times.
+
+    Use it like this::
+
+        scale(thing, 3)
+
+    .. note:: Factors below one shrink it.
+
+    .. _scaling: https://example.org/scaling
+
+    :param thing: The thing to scale.
+    :param factor: How much.
+    :returns: The scaled thing.
+    """
 '''
 
 METADATA = """Metadata-Version: 2.1
@@ -167,6 +184,7 @@ def test_public_names_aliases_signatures_and_docstrings(site: Path) -> None:
         "demokit.make_thing",
         "demokit.helpers",
         "demokit.helpers.shrink",
+        "demokit.helpers.scale",
     }
     thing = got["demokit.Thing"]
     assert thing.kind == "class" and thing.canonical == "demokit._core.Thing"
@@ -197,6 +215,14 @@ def test_public_names_aliases_signatures_and_docstrings(site: Path) -> None:
     # The module's own "Usage" heading does not open a section of the page: bold text.
     assert "**Usage**" in module.markdown and "-----" not in module.markdown
     assert got["demokit.helpers.shrink"].signature == "def shrink(thing, by=1)"
+    # Sphinx-style fields and reStructuredText prose -> Markdown.
+    assert got["demokit.helpers.scale"].markdown == (
+        "Scale a thing by `make_thing` rules, `factor` times.\n\n"
+        "Use it like this:\n\n```python\nscale(thing, 3)\n```\n\n"
+        "**Note**\n\nFactors below one shrink it.\n\n"
+        "**Parameters**\n\n- `thing`: The thing to scale.\n- `factor` (default `2.0`): How much."
+        "\n\n**Returns**\n\n- The scaled thing."
+    )
     # The compiled module is listed, not read; the other distribution is not read at all.
     assert [s.reason for s in api.skipped] == ["a compiled module"]
     assert not any(e.name.startswith("otherpkg") for e in api.entries)

@@ -39,7 +39,7 @@ from cogitave.ingest.docs.read import DocsBatch, finish
 from cogitave.ingest.docs.rst import ApiObject
 from cogitave.ingest.docs.site import Site
 from cogitave.ingest.docs.sphinx import ApiEntry
-from cogitave.ingest.pyapi.docstrings import fence, summary, text_markdown
+from cogitave.ingest.pyapi.docstrings import fence, rst_markdown, summary
 from cogitave.ingest.pyapi.entries import ApiDoc
 from cogitave.ingest.pyapi.read import PackageApi
 from cogitave.schema import Schema
@@ -125,7 +125,7 @@ def _readme_page(b: Builder, api: PackageApi) -> None:
     dist = api.source.dist
     readme = dist.readme.strip("\n")
     if dist.readme_type == "rst" and readme:
-        readme = text_markdown(readme) if readme else ""
+        readme = rst_markdown(readme)
     elif dist.readme_type == "text" and readme:
         readme = fence(readme, "text")
     body = readme or dist.summary or f"The Python distribution {dist.name}."

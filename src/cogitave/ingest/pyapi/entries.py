@@ -24,6 +24,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import griffe
@@ -135,8 +136,9 @@ def _public_modules(loaded: Loaded) -> Iterator[griffe.Module]:
             continue
         seen.add(module.path)
         yield module
-        for name, sub in sorted(module.modules.items()):
-            if not name.startswith("_") and not sub.is_alias and isinstance(sub, griffe.Module):
+        for name, sub in sorted(module.members.items()):
+            # not ``module.modules``: that resolves every alias, and one may point nowhere
+            if not name.startswith("_") and isinstance(sub, griffe.Module):
                 queue.append(sub)
 
 
@@ -309,7 +311,17 @@ def _relative(obj: griffe.Object, root: Path) -> str:
         path = path[0] if path else None
     if path is None:
         return ""
-    for base, file in ((root, Path(path)), (root.resolve(), Path(path).resolve())):
+    file = Path(path)
+    for base in (root, _real(root)):
         if file.is_relative_to(base):
             return file.relative_to(base).as_posix()
-    return Path(path).as_posix()
+    real = file.resolve()
+    for base in (root, _real(root)):
+        if real.is_relative_to(base):
+            return real.relative_to(base).as_posix()
+    return file.as_posix()
+
+
+@lru_cache(maxsize=64)
+def _real(root: Path) -> Path:
+    return root.resolve()

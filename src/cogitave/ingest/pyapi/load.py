@@ -67,6 +67,7 @@ class _Budget:
 
     def __init__(self, root: Path, limits: Limits, skipped: list[Skipped]) -> None:
         self.root = root
+        self.real_root = Path(os.path.realpath(root))
         self.limits = limits
         self.skipped = skipped
         self.modules = 0
@@ -75,10 +76,11 @@ class _Budget:
         self.admitted: set[Path] = set()
 
     def shown(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return path.as_posix()
+        """``path`` relative to the folder read (through symlinks above it too)."""
+        for base, file in ((self.root, path), (self.real_root, Path(os.path.realpath(path)))):
+            if file.is_relative_to(base):
+                return file.relative_to(base).as_posix()
+        return path.as_posix()
 
     def admit(self, file: Path) -> bool:
         """Whether ``file`` may be read; a refusal is listed."""
@@ -232,11 +234,9 @@ def load_packages(root: Path, packages: Sequence[str], limits: Limits | None = N
 def _unparsed(loader: _Loader, budget: _Budget, out: Loaded) -> None:
     """List the files admitted that griffe left out (a syntax error, not UTF-8)."""
     for file in sorted(budget.admitted):
-        try:
-            rel = file.relative_to(budget.root)
-        except ValueError:
+        parts = Path(budget.shown(file)).with_suffix("").parts
+        if Path(budget.shown(file)).is_absolute():
             continue
-        parts = rel.with_suffix("").parts
         parts = parts[:-1] if parts[-1] == "__init__" else parts
         if not parts or parts[0] not in out.modules:
             continue  # a package that failed as a whole is listed already
