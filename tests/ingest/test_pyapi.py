@@ -311,11 +311,14 @@ def test_bounds_leave_out_and_list(tmp_path: Path) -> None:
     reasons = {s.path: s.reason for s in api.skipped}
     assert "over the" in reasons["big/huge.py"] and "not read" in reasons["big/huge.py"]
     past = [p for p, r in reasons.items() if r.startswith("past the 4 modules")]
-    assert len(past) == 4  # 8 module files; 4 read (the package's own __init__ first)
+    assert len(past) == 4  # 9 module files: 4 read (its own __init__ first), huge.py too big
     assert api.modules_read == 4
     names = {e.name for e in api.entries}
     assert {"big", "big.m0", "big.m0.f0"} <= names and "big.m5" not in names
     assert not any("loop" in n for n in names)
+    total = read_package(pkg, limits=Limits(max_total_bytes=300))
+    assert any("MB of source read from one distribution" in s.reason for s in total.skipped)
+    assert total.modules_read == 8  # all but huge.py
     capped = read_package(pkg, limits=Limits(max_objects=3))
     assert len(capped.entries) == 3
     assert any(s.reason.startswith("past the 3 objects") for s in capped.skipped)

@@ -261,6 +261,9 @@ def _load_one(loader: _Loader, budget: _Budget, name: str) -> str | None:
         return None
     if not budget.admit(top):
         return "its top module is not read (listed above)"
+    stub = top.with_suffix(".pyi")
+    if stub != top and stub.is_file() and not budget.admit(stub):
+        return "its top module's stub is not read (listed above)"
     try:
         loader.load(name, try_relative_path=False)
     except griffe.AliasResolutionError as e:
