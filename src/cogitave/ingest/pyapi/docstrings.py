@@ -53,9 +53,9 @@ def docstring_markdown(obj: griffe.Object | griffe.Alias) -> str:
         return ""
     try:
         sections = doc.parse("auto")
+        blocks = [b for s in sections if (b := _section(s).strip())]
     except Exception:  # a parser's fault on odd input: the text as written
         return text_markdown(doc.value)
-    blocks = [b for s in sections if (b := _section(s).strip())]
     return "\n\n".join(blocks) if blocks else text_markdown(doc.value)
 
 

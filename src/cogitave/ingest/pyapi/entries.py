@@ -64,6 +64,7 @@ class Collected:
     entries: list[ApiDoc] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     unresolved: int = 0  # re-exports whose target was not read (another distribution's)
+    names: set[str] = field(default_factory=set)  # the names given so far
 
 
 @dataclass
@@ -117,12 +118,18 @@ def collect(loaded: Loaded, prefer: str = "", limits: Limits | None = None) -> C
 
 
 def _add(out: Collected, entry: ApiDoc, limits: Limits) -> bool:
+    """Add ``entry`` unless its name is taken (a function named like a submodule: the first
+    one keeps it); False once the entries are at their bound."""
+    if entry.name in out.names:
+        out.skipped.append(Skipped(entry.path, f"{entry.name}: the name of another object"))
+        return True
     if len(out.entries) >= limits.max_objects:
         if not any(s.reason.startswith("past the") and s.path == "*" for s in out.skipped):
             reason = f"past the {limits.max_objects} objects made from one distribution"
             out.skipped.append(Skipped("*", f"{reason}; {entry.name} and later left out"))
         return False
     out.entries.append(entry)
+    out.names.add(entry.name)
     return True
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -88,13 +89,16 @@ class _Budget:
             return True
         reason = ""
         try:
-            size = os.lstat(file).st_size
+            st = os.lstat(file)
+            size = st.st_size
         except OSError as e:
-            size, reason = 0, f"not readable ({e.strerror})"
-        if reason:
+            st, size, reason = None, 0, f"not readable ({e.strerror})"
+        if st is None:
             pass
-        elif os.path.islink(file):
+        elif stat.S_ISLNK(st.st_mode):
             reason = "a symlink; not followed"
+        elif not stat.S_ISREG(st.st_mode):
+            reason = "not a regular file; not read"
         elif size > self.limits.max_file_bytes:
             mb = self.limits.max_file_bytes / (1024 * 1024)
             reason = f"{size} bytes, over the {mb:g} MB a source file may have; not read"
@@ -186,6 +190,16 @@ class _Loader(griffe.GriffeLoader):
     def finder(self) -> griffe.ModuleFinder:
         return _BoundedFinder(self.budget)
 
+    def _visit_module(
+        self, module_name: str, module_path: Path, parent: griffe.Module | None = None
+    ) -> griffe.Module:
+        """One file's syntax tree; a tree too deep for the parser, or a NUL byte, fails
+        that file alone (griffe leaves out a file that raises ``SyntaxError``)."""
+        try:
+            return super()._visit_module(module_name, module_path, parent)
+        except (RecursionError, ValueError, MemoryError) as e:
+            raise SyntaxError(f"{module_path}: {type(e).__name__}") from None
+
 
 @contextmanager
 def quiet() -> Iterator[None]:
@@ -257,8 +271,6 @@ def _load_one(loader: _Loader, budget: _Budget, name: str) -> str | None:
     top = init or single
     if top is None:
         return "no package or module of that name"
-    if name in loader.modules_collection.members:
-        return None
     if not budget.admit(top):
         return "its top module is not read (listed above)"
     stub = top.with_suffix(".pyi")
@@ -266,12 +278,12 @@ def _load_one(loader: _Loader, budget: _Budget, name: str) -> str | None:
         return "its top module's stub is not read (listed above)"
     try:
         loader.load(name, try_relative_path=False)
-    except griffe.AliasResolutionError as e:
-        if name in loader.modules_collection.members:
-            loader.modules_collection.del_member(name)
-        return f"not read: {e}"
     except (griffe.GriffeError, ImportError, SyntaxError, RecursionError, ValueError) as e:
-        return f"not read: {type(e).__name__}: {e}"
+        reason = f"not read: {type(e).__name__}: {e}"
     except OSError as e:
-        return f"not read: {e.strerror or e}"
-    return None
+        reason = f"not read: {e.strerror or e}"
+    else:
+        return None
+    if name in loader.modules_collection.members:  # half read: read again, or not at all
+        loader.modules_collection.del_member(name)
+    return reason
