@@ -291,6 +291,7 @@ def test_graph_pages_api_nodes_and_readme(site: Path) -> None:
         "demokit._core.make_thing",
     ]
     sub = nodes["api/demokit.helpers"]
+    assert sub.meta["aliases"] == ["demokit.helpers"]
     assert ("partOf", "api/demokit") in {(e.label, e.dst) for e in sub.edges}
     assert "demokit.helpers.shrink" in nodes and "demokit.helpers._hidden" not in nodes
     assert "python package DemoKit 1.2.3 (demokit)" in batch.report
@@ -404,6 +405,9 @@ def test_index_a_package_then_resolve_and_search(site: Path, tmp_path: Path) -> 
     assert hit.exact and hit.candidates[0].kind == "api"
     assert hit.candidates[0].title == "demokit.Thing"
     # The defining path and a second public name both reach the one entry.
+    module = reader.resolve_xref("demokit.helpers")
+    assert module.exact and module.candidates[0].kind == "page"
+    assert module.candidates[0].uid.endswith("api/demokit.helpers")
     for ref in ("demokit._core.make_thing", "demokit.build"):
         alias = reader.resolve_xref(ref)
         assert alias.exact and alias.candidates[0].title == "demokit.make_thing", ref

@@ -7,7 +7,8 @@ Pages, as the docs reader makes them (:func:`~cogitave.ingest.docs.nodes.page_no
   rendered to Markdown), titled by its name; its headings are sections;
 - ``api/<module>`` (``api/httpx``, ``api/packaging.version``): one page per public module,
   its docstring and the list of its objects, each linking to the object's anchor; ``partOf``
-  the module above it, the top-level ones ``partOf`` the index.
+  the module above it, the top-level ones ``partOf`` the index; its dotted name (and where
+  it is defined, when another module re-exports it) among its ``aliases``.
 
 Each object is an ``api`` node whose uid is its public dotted name (``httpx.Client``), as a
 Sphinx page's objects are: title the dotted name (what ``resolve_xref`` matches an API symbol
@@ -96,6 +97,11 @@ def build_batch(api: PackageApi, schema: Schema | None = None) -> DocsBatch:
     for page in b.pages.values():
         page_links(b, page)
     _place_members(b, api.entries)
+    for module, page in pages.items():  # a module's dotted name reaches its page
+        own = modules.get(module)
+        draft = b.graph.nodes[page.uid]
+        names = [module, *(own.aliases if own is not None else ())]
+        draft.meta["aliases"] = sorted({*draft.meta.get("aliases", ()), *names})
     b.tally.files = api.modules_read
     for s in api.skipped:
         b.reader.refuse("", s.path, s.reason)
