@@ -333,13 +333,15 @@ def test_a_broken_file_is_left_out_not_fatal(tmp_path: Path) -> None:
     (pkg / "__init__.py").write_text('"""Fine."""\nfrom brk.ok import good\n__all__ = ["good"]\n')
     (pkg / "ok.py").write_text('def good(x: int) -> int:\n    """Good."""\n')
     (pkg / "bad.py").write_text("def (:\n")
+    (pkg / "long.py").write_text(f'def {"x" * 600}():\n    """Long."""\n')
     (pkg / "deep.py").write_text("X = " + "1+" * 100_000 + "1\n")
     os.mkfifo(pkg / "pipe.py")  # reading it would block for ever
     api = read_package(pkg)
-    assert {e.name for e in api.entries} == {"brk", "brk.good", "brk.ok"}
+    assert {e.name for e in api.entries} == {"brk", "brk.good", "brk.long", "brk.ok"}
     assert sorted(str(s) for s in api.skipped) == [
         f"brk/bad.py: {UNPARSED}",
         f"brk/deep.py: {UNPARSED}",
+        "brk/long.py: a name of 609 characters",
         "brk/pipe.py: not a regular file; not read",
     ]
 

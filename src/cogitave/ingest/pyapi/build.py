@@ -110,7 +110,7 @@ def build_batch(api: PackageApi, schema: Schema | None = None) -> DocsBatch:
     head = (
         f"python package {dist.name} {version} ({', '.join(dist.packages) or 'no packages'}): "
         f"{api.modules_read} modules read, {len(api.entries)} public objects, "
-        f"{len(api.skipped)} left out, {api.unresolved} re-exports of other distributions"
+        f"{len(api.skipped)} left out, {api.unresolved} re-exported names not found in its modules"
     )
     batch.stats["pyapi"] = {
         "name": dist.name,

@@ -33,6 +33,9 @@ from cogitave.ingest.pyapi.docstrings import docstring_markdown, summary
 from cogitave.ingest.pyapi.load import Limits, Loaded, Skipped
 
 MAX_VALUE_CHARS = 200  # an attribute's value shown in its signature, at most
+# A longer dotted name is left out: it is a node's uid, and a library version's namespace is
+# put before it (records.MAX_UID is 1024).
+MAX_NAME = 512
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,9 @@ def _add(out: Collected, entry: ApiDoc, limits: Limits) -> bool:
     one keeps it); False once the entries are at their bound."""
     if entry.name in out.names:
         out.skipped.append(Skipped(entry.path, f"{entry.name}: the name of another object"))
+        return True
+    if len(entry.name) > MAX_NAME:
+        out.skipped.append(Skipped(entry.path, f"a name of {len(entry.name)} characters"))
         return True
     if len(out.entries) >= limits.max_objects:
         if not any(s.reason.startswith("past the") and s.path == "*" for s in out.skipped):

@@ -29,7 +29,7 @@ class PackageApi:
     entries: list[ApiDoc] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     modules_read: int = 0
-    unresolved: int = 0  # re-exports of objects another distribution defines
+    unresolved: int = 0  # re-exported names not found in its modules (another distribution's)
 
 
 def read_package(
