@@ -5,6 +5,7 @@ never imported: public names, aliases, signatures, docstrings, kinds, bounds, ME
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -237,6 +238,18 @@ def test_the_package_is_never_imported(site: Path) -> None:
     api_for(["demokit.Thing"], [site])
     assert not (site / MARKER).exists()
     assert "demokit" not in sys.modules and "demokit._core" not in sys.modules
+
+
+def test_no_program_is_run(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # griffe asks git for a package's repository (its remote, its commit): git reads the
+    # repository's config, which a package's folder may bring. Reading runs nothing.
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"a program was run: {args}")
+
+    monkeypatch.setattr(subprocess, "run", refuse)
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    api = read_package(site, "DemoKit")
+    assert "demokit.Thing" in {e.name for e in api.entries}
 
 
 def test_metadata_names_the_library_not_the_folder(site: Path) -> None:

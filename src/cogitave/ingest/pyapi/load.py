@@ -2,7 +2,8 @@
 modules, read from the source files alone and bounded.
 
 griffe visits each file's syntax tree (``allow_inspection=False``): no module of the package
-is ever imported, so nothing it runs on import runs here; a compiled module (``.so``) is not
+is ever imported, so nothing it runs on import runs here, and no program is run (griffe's
+``git`` look-up of the package's repository is left out); a compiled module (``.so``) is not
 read, only listed. The walk is our own (:class:`_BoundedFinder`): only folders holding an
 ``__init__.py``, no symlink followed, no ``.pth`` file read, ``.py``/``.pyi`` files only, and
 :class:`Limits` on the number of modules, a file's size and the bytes read in all; what a bound
@@ -28,6 +29,9 @@ MAX_FILE_BYTES = 2 * 1024 * 1024  # a source file larger than this is not read
 MAX_TOTAL_BYTES = 64 * 1024 * 1024  # source read from one distribution in all
 MAX_OBJECTS = 50_000  # API entries made from one distribution
 MAX_WALKED = 100_000  # files and folders looked at while finding modules
+# The hooks griffe fires on every object once a package is loaded.
+_LOAD_EVENTS = ("on_alias", "on_object", "on_module", "on_class", "on_function")
+_LOAD_EVENTS += ("on_attribute", "on_type_alias")
 UNPARSED = "not read: its source could not be parsed (a syntax error, too deep, not UTF-8)"
 
 
@@ -189,6 +193,20 @@ class _Loader(griffe.GriffeLoader):
     @cached_property
     def finder(self) -> griffe.ModuleFinder:
         return _BoundedFinder(self.budget)
+
+    def _post_load(self, module: griffe.Module, obj_path: str) -> griffe.Object | griffe.Alias:
+        """griffe's own, without its ``GitInfo.from_package``: that runs ``git`` in the
+        package's folder (a repository there brings its own config, and git runs what that
+        config names). Exports and wildcards expanded inside the packages read, the
+        extensions' hooks fired."""
+        self.expand_exports(module)
+        self.expand_wildcards(module, external=False)
+        obj = self.modules_collection.get_member(obj_path)
+        self.extensions.call("on_package", pkg=module, loader=self)
+        self.extensions.call("on_module", mod=module, loader=self)
+        if self.extensions.has_hooks(*_LOAD_EVENTS):
+            self._fire_load_events(module)
+        return obj
 
     def _visit_module(
         self, module_name: str, module_path: Path, parent: griffe.Module | None = None
