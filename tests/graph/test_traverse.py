@@ -234,3 +234,33 @@ def test_traverse_matches_reference(edges, seed, direction, lo, hi):
     want = sorted((n, d) for n, d in best.items() if d >= lo and (n != seed or d == 0))
     got_nodes = traverse(g, [seed], direction=direction, min_depth=lo, max_depth=hi)
     assert sorted((r.node, r.depth) for r in got_nodes.rows) == want
+
+
+def test_a_work_cap_stops_the_walk_in_the_same_place_and_reads_no_clock(monkeypatch):
+    g = _chain(10)
+    c0, c5 = _ids(g, ["c0", "c5"])
+    full = traverse(g, [c0], max_depth=4, max_expansions=100)
+    assert [g.uid(r.node) for r in full.rows] == ["c1", "c2", "c3", "c4"]
+    assert full.expansions == 4 and not full.truncated and not full.spent
+
+    def no_clock() -> float:
+        raise AssertionError("a work-bounded walk read the clock")
+
+    monkeypatch.setattr(time, "monotonic", no_clock)
+    for _ in range(3):
+        cut = traverse(g, [c0, c5], max_depth=4, max_expansions=6)
+        got = [(g.uid(r.seed), g.uid(r.node)) for r in cut.rows]
+        # c0's walk takes four expansions, c5's the two left
+        want = [("c0", "c1"), ("c0", "c2"), ("c0", "c3"), ("c0", "c4"), ("c5", "c6"), ("c5", "c7")]
+        assert got == want
+        assert cut.truncated and cut.spent and cut.expansions == 6
+    with pytest.raises(QueryGraphError, match="max_expansions"):
+        traverse(g, [c0], max_expansions=-1)
+
+
+def test_a_hub_is_walked_edge_by_edge_under_the_work_cap():
+    hub = GraphSegment.build(
+        [Node("hub")] + [Node(f"l{i}", edges=(Edge("xref", "hub"),)) for i in range(5000)]
+    )
+    tr = traverse(hub, _ids(hub, ["hub"]), direction="in", max_expansions=10)
+    assert len(tr.rows) == 10 and tr.expansions == 10 and tr.spent
