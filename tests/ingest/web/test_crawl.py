@@ -16,6 +16,7 @@ from cogitave.ingest.web.crawl import crawl_site
 from cogitave.ingest.web.fetch import Failure, Fetcher, Response
 from cogitave.ingest.web.options import Manners
 from cogitave.ingest.web.render import find_browser
+from tests.conftest import IN_CI
 from tests.ingest.web.helpers import FAST, Route, options, page, serve
 
 PROSE = "This page explains one part of the demo in enough words to be an answer. " * 3
@@ -297,7 +298,9 @@ def test_a_resync_asks_whether_pages_changed() -> None:
     }
 
 
-@pytest.mark.skipif(find_browser() is None, reason="no Chromium on this system")
+@pytest.mark.skipif(
+    find_browser() is None and not IN_CI, reason="no Chromium on this system (CI has it)"
+)
 def test_an_empty_javascript_shell_is_rendered() -> None:
     app = b"""<!doctype html><html lang="en"><head><title>App</title></head><body>
     <div id="root"></div><script>
