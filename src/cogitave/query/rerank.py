@@ -18,9 +18,10 @@ The rerank is bounded by work, never by a clock, so the same request on the same
 the same ranking on any machine at any load: both walks share :data:`EXPANSIONS_PER_SEED` edge
 expansions per candidate of the window (``max_expansions``; walking stops where the cap is
 reached, in the same place every time, and ``truncated`` says so; ``expansions`` is the work
-done). The cap is also the time bound: a full cap (30 x 256 expansions around hubs of 5,000
-links) measured ~14 ms on a quiet two-core box, against well under 1 ms for the docs trees of
-``shared/data`` (hubs of 228 and 300 links), which never reach it.
+done). The cap is also the time bound: a full cap (30 x 256 expansions, 30 candidates each
+linked to 5,000 others) measured ~14 ms on a quiet two-core box. The docs trees of
+``shared/data`` never reach it: their busiest nodes have 228 and 300 support links, and the
+30 busiest together fewer than 2,000.
 """
 
 from __future__ import annotations
