@@ -117,3 +117,22 @@ def test_the_work_cap_cuts_the_same_place_every_time(col, monkeypatch):
     assert not info["moves"] and ranking != full  # no support: tune-a keeps its tie-break
     _jumping_clock(monkeypatch)
     assert [_ranking(col, "tuning notes cache") for _ in range(3)] == [capped] * 3
+
+
+def test_a_search_never_pauses_the_garbage_collector(col, monkeypatch):
+    """The collector is process-wide: the rerank's walks (bounded by work) leave it running
+    for every other thread."""
+    import gc
+
+    from cogitave.graph import traverse as traverse_module
+
+    seen: list[bool] = []
+    walk = traverse_module._walk_nodes
+
+    def noting(*a, **kw):
+        seen.append(gc.isenabled())
+        return walk(*a, **kw)
+
+    monkeypatch.setattr(traverse_module, "_walk_nodes", noting)
+    col.search(SearchRequest(query="install guide"))
+    assert seen and all(seen)
