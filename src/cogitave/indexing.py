@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the engine loads only when a command needs it (``--help`` s
     from cogitave.publish import Progress, Published
     from cogitave.reader import Reader
 
-FORMATS = ("auto", "jsonl", "beir", "cranfield", "smart", "docs", "markdown")
+FORMATS = ("auto", "jsonl", "beir", "cranfield", "smart", "docs", "markdown", "pyapi")
 WATCH_LOCK_TRIES = 20
 """Attempts (0.5 s apart) of a watch's sync while another writer holds the lock."""
 
@@ -199,6 +199,7 @@ def read(spec: SourceSpec, version: str | None = None) -> Batch:
         base_url=spec.base_url,
         allow_outside=spec.allow_outside,
         version=version,
+        library=spec.library,
     )
     if batch.problems and not spec.skip_bad:
         batch.raise_if_bad()
@@ -476,7 +477,7 @@ def identity(spec: SourceSpec) -> tuple[str, str, str | None]:
 
     found = getattr(sources, "identify", None)
     path = spec.path
-    ident = found(path, allow_outside=spec.allow_outside) if found else None
+    ident = found(path, allow_outside=spec.allow_outside, library=spec.library) if found else None
     folder = path if path.is_dir() else path.parent
     origin = spec.origin or Origin("")
     name = spec.library or (ident.name if ident else None) or folder.resolve().name

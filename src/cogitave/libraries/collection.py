@@ -44,7 +44,7 @@ from cogitave.config import Settings
 from cogitave.distributed.shard import ShardServer
 from cogitave.distributed.view import LocalShard, ShardedView
 from cogitave.errors import ConflictError, EncoderError, InputError, NotFoundError
-from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
+from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name, load_encoder
 from cogitave.expand.models import recorded_graph
 from cogitave.libraries import layout
 from cogitave.libraries.layout import LibrariesManifest, LibraryEntry, Pin, version_order
@@ -178,6 +178,8 @@ class LibraryCollection(Reader):
             raise ConflictError(f"a collection already exists at {p}")
         if p.is_dir() and any(p.iterdir()):
             raise InputError(f"{p} is a folder that holds other files, not a collection")
+        if encoder:  # an unknown encoder is refused before anything is written
+            load_encoder(encoder)
         p.mkdir(parents=True, exist_ok=True)
         with layout.writer_lock(p):
             name = canonical_name(encoder) if encoder else None

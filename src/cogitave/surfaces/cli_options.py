@@ -34,7 +34,8 @@ FormatOpt = Annotated[
         "--format",
         "-f",
         help=" | ".join(FORMATS) + " (smart: CISI, CACM, ...; docs: MkDocs, Hugo, Docusaurus, "
-        "VitePress, Sphinx, Markdown/MDX/RST folder; markdown is the same)",
+        "VitePress, Sphinx, Markdown/MDX/RST folder; markdown is the same; pyapi: an installed "
+        "Python package's API, a package folder or a site-packages with --library)",
     ),
 ]
 BaseUrlOpt = Annotated[
@@ -55,7 +56,11 @@ AllowOutsideOpt = Annotated[
 SchemaOpt = Annotated[Path | None, typer.Option(help="Schema file (TOML).")]
 LibraryOpt = Annotated[
     str | None,
-    typer.Option("--library", help="The library SOURCE documents (default: as its docs say)."),
+    typer.Option(
+        "--library",
+        help="The library SOURCE documents (default: as its docs say); of a site-packages, "
+        "the distribution to read.",
+    ),
 ]
 VersionOpt = Annotated[
     str | None, typer.Option("--version", help="Its version (default: as its docs say).")
