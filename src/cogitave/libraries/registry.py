@@ -24,11 +24,12 @@ Importing (:func:`import_from_registry`, :func:`fetch_from_registries`): the ent
 library version made with the collection's encoder (a pack of another encoder is never a
 match: its vectors are not comparable), streamed into a temporary file inside the collection
 folder (a staging folder of ``libs/``: same file system as the import, collected after a
-crash), its SHA-256 computed as it arrives and compared with
-the index before the import is attempted, at most :data:`~cogitave.libraries.packs.MAX_PACK_BYTES`;
-then the verified import of any pack (:meth:`LibraryCollection.import_pack`), with
-``registry:<location>`` as the version's source. On any failure the temporary file is
-removed, and a collection made for the import is removed again.
+crash), at most :data:`~cogitave.libraries.packs.MAX_PACK_BYTES`, its SHA-256 computed as it
+arrives and compared with the index before the import is attempted (and its ``pack.json``
+naming the library version and encoder the index gives); then the verified import of any
+pack (:meth:`LibraryCollection.import_pack`), with ``registry:<location>`` as the version's
+source. On any failure the temporary file is removed, and a collection made for the import
+is removed again.
 
 Publishing (:func:`publish`): the pack is written into the registry folder as
 ``<key>-<version>.cogpack`` (safe characters only; a short hash is added when another entry
