@@ -58,6 +58,7 @@ SECTIONS = (
     "shards",
     "concurrency",
     "load",
+    "load-unseen",
     "filters",
     "libraries",
     "crawl",

@@ -8,6 +8,15 @@ back for ``--seconds``: ``POST /search`` with queries from a fixed list, and one
 ten a ``GET /nodes/{uid}`` of a hit. Reports requests/s, p50/p99 latency, errors (non-2xx or
 transport errors) and the server's resident memory (VmRSS) before and after each level.
 
+With ``--compare``, instead: unseen queries only (every request a query no server saw
+before, so each is encoded), keep-alive clients as MCP clients and agents use, against two
+servers over the same collection started side by side: queries batched across requests
+(the default) and ``COGITAVE_QUERY_BATCHING=0``; with ``--baseline-src DIR`` a third runs the
+code of another checkout (``DIR/src``, e.g. a worktree of an earlier commit). Each level runs
+every server in turn, the order rotating per level; the table gives req/s and latency per
+server and the ratio to the unbatched one, and a ranking check (the same 30 unseen queries
+through every server: ids and scores equal).
+
 With ``--mix``, instead: light searches alone at ``--light`` concurrency, then the same light
 searches while ``--heavy`` workers (default 8) send heavy requests back to back (nested GraphQL
 near the cost bound, a nested document past it, ``query_graph`` patterns that run into the
@@ -19,7 +28,8 @@ transport errors), and the server's RSS before and after the mixed phase.
 Loopback only: the address is fixed to 127.0.0.1.
 
     .venv/bin/python bench/load.py [--seconds 30] [--levels 1,8,32] [--collection DIR]
-        [--encoder default|none] [--mix [--heavy 8] [--light 2]] [--write]
+        [--encoder default|none] [--mix [--heavy 8] [--light 2]]
+        [--compare [--baseline-src DIR]] [--write]
 
 Prints a markdown table (``--write`` puts it in its section of bench/RESULTS.md with the machine);
 writes nothing else outside a temporary directory.
@@ -135,14 +145,16 @@ def build_collection(base: Path, encoder: str) -> Path:
     return path
 
 
-def start_server(path: Path, port: int, log: Path | None) -> subprocess.Popen[bytes]:
+def start_server(
+    path: Path, port: int, log: Path | None, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "cogitave.surfaces.cli", "serve", "--collection", str(path)]
     out = log.open("wb") if log else subprocess.DEVNULL
     proc = subprocess.Popen(
         [*cmd, "--host", HOST, "--port", str(port)],
         stdout=out,
         stderr=out,
-        env={k: v for k, v in os.environ.items() if k != "COGITAVE_API_KEY"},
+        env={**{k: v for k, v in os.environ.items() if k != "COGITAVE_API_KEY"}, **(env or {})},
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -185,6 +197,139 @@ async def run_level(base_url: str, level: Level, seconds: float, uids: list[str]
         t0 = time.perf_counter()
         await asyncio.gather(*(worker(i) for i in range(level.concurrency)))
         level.seconds = time.perf_counter() - t0
+
+
+# -- unseen queries, batched against unbatched -------------------------------------------------
+_WORDS_TEXT = (
+    "index folder markdown search query fusion rank reciprocal dense vector bm25 graph node edg"
+    "e collection root publish segment retention encoder embedding batch token planner route di"
+    "mension facet filter path prefix library version pin lockfile project pack crawl site site"
+    "map robots render browser policy scope redirect size deadline server http rest mcp graphql"
+    " tool agent answer budget snippet page section code sample api reference xref resolve rela"
+    "ted learning depth limit cost bound error settings demote exclude watch sync delete verify"
+    " shard ray cluster latency cache warm follow head lock writer reader snapshot manifest has"
+    "h object store term stem spell rewrite split merge coherence gate boost residual rerank di"
+    "agnostics explain evaluation ndcg recall judged question how what why when does can add re"
+    "move configure install upgrade"
+)
+WORDS = tuple(_WORDS_TEXT.split())
+
+
+def unseen_queries(seed: int, n: int) -> list[str]:
+    """``n`` distinct queries of 3 to 6 words (distinct for a seed; seeds apart rarely meet)."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    seen: set[str] = set()
+    while len(out) < n:
+        q = " ".join(rng.sample(WORDS, rng.randint(3, 6)))
+        if q not in seen:
+            seen.add(q)
+            out.append(q)
+    return out
+
+
+async def run_unseen(base_url: str, level: Level, seconds: float, seed: int) -> None:
+    """``level.concurrency`` keep-alive workers, each sending its own unseen queries."""
+    limits = httpx.Limits(max_connections=level.concurrency, max_keepalive_connections=64)
+    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60) as client:
+        end = time.monotonic() + seconds
+
+        async def worker(i: int) -> None:
+            queries = iter(unseen_queries(seed * 1000 + i, 100_000))
+            while time.monotonic() < end:
+                t = time.perf_counter()
+                try:
+                    resp = await client.post("/search", json={"query": next(queries), "limit": 10})
+                    ok, kind = resp.status_code < 300, str(resp.status_code)
+                except httpx.HTTPError as e:
+                    ok, kind = False, type(e).__name__
+                level.latencies.append(time.perf_counter() - t)
+                if not ok:
+                    level.errors += 1
+                    level.error_kinds[kind] = level.error_kinds.get(kind, 0) + 1
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker(i) for i in range(level.concurrency)))
+        level.seconds = time.perf_counter() - t0
+
+
+def compare(args: argparse.Namespace, path: Path, levels: list[int]) -> str:
+    """The --compare run (see the module doc): the table as Markdown."""
+    servers: dict[str, dict[str, str]] = {
+        "batched (default)": {},
+        "unbatched": {"COGITAVE_QUERY_BATCHING": "0"},
+    }
+    if args.baseline_src:
+        servers[f"baseline ({args.baseline_src.name})"] = {
+            "PYTHONPATH": str(args.baseline_src.resolve() / "src"),
+            "COGITAVE_QUERY_BATCHING": "0",
+        }
+    procs: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
+    rows: list[str] = []
+    same = True
+    try:
+        for name, env in servers.items():
+            port = free_port()
+            procs[name] = (start_server(path, port, args.server_log, env), f"http://{HOST}:{port}")
+        for _, url in procs.values():
+            httpx.post(f"{url}/search", json={"query": "warm up the encoder"}, timeout=60)
+        check = unseen_queries(999_999, 30)
+        answers = {}
+        for name, (_, url) in procs.items():
+            got = []
+            for q in check:
+                res = httpx.post(f"{url}/search", json={"query": q, "limit": 10}, timeout=60)
+                got.append([(r["uid"], round(r["score"], 9)) for r in res.json()["results"]])
+            answers[name] = got
+        first = next(iter(answers.values()))
+        same = all(a == first for a in answers.values())
+        names = list(procs)
+        for li, c in enumerate(levels):
+            order = names[li % len(names) :] + names[: li % len(names)]
+            got_level: dict[str, Level] = {}
+            for name in order:
+                level = Level(c)
+                asyncio.run(run_unseen(procs[name][1], level, args.seconds, seed=li))
+                got_level[name] = level
+                print(f"concurrency {c}, {name}: {len(level.latencies) / level.seconds:.1f} req/s",
+                      flush=True)  # fmt: skip
+            base = got_level["unbatched"]
+            base_rate = len(base.latencies) / base.seconds
+            for name in names:
+                lv = got_level[name]
+                lat, rate = lv.latencies, len(lv.latencies) / lv.seconds
+                rows.append(
+                    f"| {c} | {name} | {len(lat)} | {rate:.1f} | {rate / base_rate:.2f}x "
+                    f"| {1000 * statistics.median(lat):.1f} | {1000 * pct(lat, 99):.1f} "
+                    f"| {lv.errors} |"
+                )
+    finally:
+        for proc, _ in procs.values():
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    return "\n".join(
+        [
+            "",
+            f"## Load, unseen queries ({time.strftime('%Y-%m-%d')}): "
+            f"`bench/load.py --compare --seconds {args.seconds:g} --levels {args.levels}`",
+            "",
+            "Every request an unseen query (3-6 words from a fixed list, never repeated), "
+            "keep-alive clients, POST /search limit 10; the servers run side by side over one "
+            "collection, each level runs them in turn (order rotating). Ratio: req/s over the "
+            "unbatched server's in the same level.",
+            "",
+            "| concurrency | server | requests | req/s | vs unbatched | p50 ms | p99 ms | errors |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|",
+            *rows,
+            "",
+            f"Ranking check, 30 unseen queries through every server: "
+            f"{'the same ids and scores' if same else 'RANKINGS DIFFER'}.",
+        ]
+    )
 
 
 @dataclass
@@ -272,11 +417,25 @@ def main() -> None:
     ap.add_argument("--heavy", type=int, default=8, help="heavy workers in --mix")
     ap.add_argument("--light", type=int, default=2, help="light search workers in --mix")
     ap.add_argument("--write", action="store_true", help="replace its section of bench/RESULTS.md")
+    ap.add_argument("--compare", action="store_true", help="unseen queries, batched vs not")
+    ap.add_argument("--baseline-src", type=Path, help="with --compare: a checkout to run too")
     args = ap.parse_args()
     levels = [int(x) for x in args.levels.split(",") if x.strip()]
     tmp = Path(tempfile.mkdtemp(prefix="cogitave-load-"))
     proc = None
     results: list[Level] = []
+    if args.compare:
+        try:
+            text = compare(args, args.collection or build_collection(tmp, args.encoder), levels)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        print(text)
+        if args.write:
+            from bench._machine import machine_line, write_section
+
+            head, rest = text.strip().split("\n", 1)
+            write_section("load-unseen", f"{head}\n\n{machine_line()}\n{rest}")
+        return
     try:
         path = args.collection or build_collection(tmp, args.encoder)
         port = free_port()

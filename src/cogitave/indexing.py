@@ -12,6 +12,8 @@ or a folder that is not a collection changes nothing. Readers are opened here to
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -33,7 +35,7 @@ if TYPE_CHECKING:  # the engine loads only when a command needs it (``--help`` s
     from cogitave.publish import Progress, Published
     from cogitave.reader import Reader
 
-FORMATS = ("auto", "jsonl", "beir", "cranfield", "smart", "docs", "markdown")
+FORMATS = ("auto", "jsonl", "beir", "cranfield", "smart", "docs", "markdown", "pyapi")
 WATCH_LOCK_TRIES = 20
 """Attempts (0.5 s apart) of a watch's sync while another writer holds the lock."""
 
@@ -226,6 +228,7 @@ def read(spec: SourceSpec, version: str | None = None) -> Batch:
         base_url=spec.base_url,
         allow_outside=spec.allow_outside,
         version=version,
+        library=spec.library,
     )
     if batch.problems and not spec.skip_bad:
         batch.raise_if_bad()
@@ -399,10 +402,35 @@ def _import_pack(spec: SourceSpec, progress: Progress | None) -> IndexResult:
     # not ``or``: an empty collection of libraries has no length, and is falsy
     if is_library_collection(path):
         lib = LibraryCollection.open(path)
+        e = lib.import_pack(spec.path, replace=spec.replace, progress=progress)
     else:
-        lib = LibraryCollection.create(path)
-    e = lib.import_pack(spec.path, replace=spec.replace, progress=progress)
+        # made for this pack: a pack refused leaves no collection behind
+        made = [p for p in (path, *path.parents) if not p.exists()]
+        before = set(os.listdir(path)) if path.is_dir() else set()
+        try:
+            lib = LibraryCollection.create(path)
+            e = lib.import_pack(spec.path, replace=spec.replace, progress=progress)
+        except BaseException:
+            _unmake(path, before, made)
+            raise
     return IndexResult(str(spec.source), e.nodes, (), e.nodes, e.root, library=e.ref)
+
+
+def _unmake(path: Path, before: set[str], made: list[Path]) -> None:
+    """Undo :meth:`LibraryCollection.create` at ``path``: the entries it added to a folder
+    that held ``before``, and the folders ``made`` for it (deepest first), when empty."""
+    import shutil
+
+    if path.is_dir():
+        for name in set(os.listdir(path)) - before:
+            p = path / name
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+    for p in made:
+        with contextlib.suppress(OSError):
+            p.rmdir()
 
 
 def reembed(path: Path, encoder: str, progress: Progress | None = None) -> tuple[str, bool]:
@@ -436,15 +464,77 @@ def export_pack(path: Path, ref: str, out: Path) -> Any:
     return LibraryCollection.open(path).export_pack(ref, out)
 
 
+def publish_pack(path: Path, ref: str, registry: Path, out: Path | None = None) -> Any:
+    """Write library version ``ref`` of the collection at ``path`` into the registry folder
+    ``registry`` and name it in its index (:func:`cogitave.libraries.registry.publish`); a
+    copy at ``out`` too when given. The registry's entry."""
+    from cogitave.libraries.registry import copy_pack, publish
+
+    entry = publish(path, ref, registry)
+    if out is not None:
+        copy_pack(registry, entry, out)
+    return entry
+
+
+def import_from_registry(
+    path: Path,
+    ref: str,
+    version: str | None = None,
+    registry: str | None = None,
+    *,
+    replace: bool = False,
+    progress: Progress | None = None,
+) -> Any:
+    """Import library version ``ref`` (``NAME@VERSION``, or ``NAME`` and ``version``) into the
+    collection of libraries at ``path`` from ``registry``, else from the first registry of
+    the collection's ``libraries.registries`` setting that holds it (an ``ImportResult``)."""
+    from cogitave.libraries import registry as registries
+    from cogitave.libraries.layout import is_library_collection
+    from cogitave.libraries.names import split_ref
+
+    check_folder(path)
+    name, at = split_ref(ref)
+    if at and version and at != version:
+        raise InputError(f"--library {ref} and --version {version} disagree")
+    version = at or version
+    if not version:
+        raise InputError(f"give the version to import: --library {name}@VERSION")
+    if registry is not None:
+        return registries.import_from_registry(
+            path, registry, name, version, replace=replace, progress=progress
+        )
+    listed: tuple[str, ...] = ()
+    if is_library_collection(path):
+        from cogitave.libraries.collection import LibraryCollection
+
+        listed = LibraryCollection.open(path).settings().libraries.registries
+    if not listed:
+        raise InputError(
+            "no SOURCE and no --registry, and the collection names no registries "
+            "(settings --set 'libraries.registries=[\"URL_OR_FOLDER\"]')"
+        )
+    res = registries.fetch_from_registries(
+        path, listed, name, version, replace=replace, progress=progress
+    )
+    if res is None:
+        raise NotFoundError(
+            f"no registry of libraries.registries ({', '.join(listed)}) holds {name}@{version} "
+            "for this collection's encoder"
+        )
+    return res
+
+
 def identity(spec: SourceSpec) -> tuple[str | None, str | None, str | None]:
     """The library name, version and git commit of a source: as given, else as its metadata
-    says (:func:`cogitave.ingest.identity.identify`: the site's config, ``objects.inv``, the
-    package, the git tag), never from a path (None: not found); a clone's tag and commit
-    are the checkout's."""
-    from cogitave.ingest.identity import identify
+    says (:func:`cogitave.ingest.sources.identify`: an installed package's metadata, the
+    site's config, ``objects.inv``, the package, the git tag), never from a path (None: not
+    found); a clone's tag and commit are the checkout's."""
+    from cogitave.ingest.sources import identify
 
     origin = spec.origin or Origin("")
-    ident = identify(spec.path, allow_outside=spec.allow_outside, root=origin.root)
+    ident = identify(
+        spec.path, allow_outside=spec.allow_outside, library=spec.library, root=origin.root
+    )
     named = ident.name if ident.name and not _from_path(ident.name_from) else None
     name = spec.library or named
     # A clone's tag names the version it checked out, over what the files say.
@@ -501,7 +591,7 @@ def check_conflict(spec: SourceSpec, name: str, version: str, source: str) -> No
 CRAWL_DEFAULTS: dict[str, Any] = {
     "scope": None, "include": None, "exclude": None, "max_pages": 10_000,
     "max_failures": "10%", "render": "auto", "concurrency": 4, "rate": 10.0,
-    "all_languages": False,
+    "all_languages": False, "max_time": 3600.0,
 }  # fmt: skip
 
 
@@ -533,6 +623,7 @@ def locate_source(
         languages=c["all_languages"],
         base_url=base_url,
         manners=Manners(concurrency=c["concurrency"], rate=c["rate"]),
+        max_time=c["max_time"],
     )
     return WebSource(text, options)
 
@@ -776,7 +867,15 @@ def delete_library(path: Path, ref: str) -> list[str]:
 
     if not is_library_collection(path):
         raise InputError(f"{path} holds no libraries (delete its nodes with --uid or --source)")
-    return [e.ref for e in LibraryCollection.open(path).delete_library(ref)]
+    lib = LibraryCollection.open(path)
+    # a folder a killed first index left: the manifest does not name it, nothing reads it
+    unpublished = [f"{rel} (never published)" for rel in lib.delete_unpublished(ref)]
+    try:
+        return [e.ref for e in lib.delete_library(ref)] + unpublished
+    except NotFoundError:
+        if unpublished:
+            return unpublished
+        raise
 
 
 def remove_collection(path: Path) -> None:

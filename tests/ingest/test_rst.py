@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 
 from cogitave.ingest.confined import MAX_INCLUDE_DEPTH
+from cogitave.ingest.docs import read_docs
 from cogitave.ingest.docs.rst import MAX_INCLUDES, Xref, find_py_object, parse_rst
 from cogitave.ingest.docs.rst_markdown import render_markdown
 
@@ -34,7 +40,7 @@ def test_unknown_directives_and_roles_never_fail() -> None:
         A :made:`role` and :c:func:`PyList_New` and :pep:`8`.
         """
     )
-    assert "Inner *text*." in md
+    assert "**arg**\n\nInner \\*text\\*." in md  # an unknown directive's text, as written
     assert "root:" not in md and "<script>" not in md  # no file insertion, no raw HTML
     assert "`role`" in md and "`PyList_New`" in md and "PEP 8" in md
 
@@ -199,3 +205,131 @@ def test_includes_per_page_are_bounded() -> None:
     doc = parse_rst(text, "p", read=lambda path, _line: f"Text of {path}.\n")
     md = render_markdown(doc, lambda x: None, lambda d, p: None).markdown
     assert md.count("Text of") == MAX_INCLUDES and len(doc.refused) == 5
+
+
+CLICK_EXAMPLE = r'''@click.command()
+@click.option('--count', default=1, help='Number of greetings.')
+@click.option('--name', prompt='Your name',
+              help='The person to greet.')
+def hello(count, name):
+    """Simple program that greets NAME for a total of COUNT times.
+
+    \b
+    This paragraph is *not* rewrapped.
+    """
+    for x in range(count):
+        click.echo(f"Hello {name}!" + '\n' * 2)
+
+if __name__ == '__main__':
+    hello()'''
+
+
+def test_code_in_an_unknown_directive_is_kept_byte_for_byte(tmp_path: Path) -> None:
+    body = textwrap.indent(CLICK_EXAMPLE, "    ").replace("\n    \n", "\n\n")
+    (tmp_path / "conf.py").write_text("project = 'x'\n")
+    (tmp_path / "index.rst").write_text(
+        f"Quickstart\n==========\n\n.. click:example::\n\n{body}\n\nAnd then:\n\n"
+        ".. click:run::\n\n    invoke(hello, args=['--count=3'])\n"
+    )
+    batch = read_docs(tmp_path)
+    page = next(n for n in batch.nodes if n.uid == "index")
+    assert f"```python\n{CLICK_EXAMPLE}\n```" in page.content
+    codes = [str(n.dims["code"]) for n in batch.nodes if n.kind == "code_sample"]
+    assert codes == [CLICK_EXAMPLE + "\n", "invoke(hello, args=['--count=3'])\n"]
+
+
+def test_unknown_directives_have_a_defined_outcome() -> None:
+    md = parse(
+        """
+        .. shell-session::
+           :language: console
+
+           $ pip install "x[y]"  # *not* emphasis
+
+        .. literalblock-thing:: rust
+
+           fn main() { println!("{}", 1); }
+
+        .. weird:: A title
+
+           Prose with a :func:`role` and *stars*, kept
+           as written.
+
+           Not a heading
+           =============
+
+        .. option:: -v, --verbose
+
+           Be *verbose*.
+
+        .. c:function:: PyObject* PyList_New(Py_ssize_t len)
+
+           Return a new list.
+
+        .. tab-set::
+
+           .. tab-item:: Linux
+
+              Run ``make``.
+
+        Default `role` and a :foo:`bar <baz>` and :raw-html:`<b>`.
+
+        .. math::
+
+           a_1 + b^2 = \\frac{x}{y}
+
+        .. productionlist::
+           try_stmt: try1_stmt | try2_stmt
+
+        .. contents:: On this page
+           :local:
+        """
+    )
+    assert '```console\n$ pip install "x[y]"  # *not* emphasis\n```' in md
+    assert '```rust\nfn main() { println!("{}", 1); }\n```' in md  # a body that is code
+    assert "**A title**\n\nProse with a :func:\\`role\\` and \\*stars\\*, kept\nas written." in md
+    assert "Not a heading\n\\=============" in md
+    assert "`-v, --verbose`\n\nBe *verbose*." in md
+    assert "`PyObject* PyList_New(Py_ssize_t len)`\n\nReturn a new list." in md
+    assert "**Linux**\n\nRun `make`." in md
+    assert "Default `role` and a `bar` and `<b>`." in md
+    assert "$$\na_1 + b^2 = \\frac{x}{y}\n$$" in md
+    assert "```\ntry_stmt: try1_stmt | try2_stmt\n```" in md
+    assert "On this page" not in md  # what only drives the build shows nothing
+
+
+def test_tabs_and_trailing_spaces_in_code_are_kept() -> None:
+    code = "func main() {\n\tfmt.Println(1)  \n\n\t\treturn\n}"
+    text = "Go\n==\n\n.. go-example::\n\n" + textwrap.indent(code, "   ") + "\n"
+    doc = parse_rst(text, "p")
+    md = render_markdown(doc, lambda x: None, lambda d, p: None).markdown
+    assert f"```\n{code}\n```" in md
+    block = ".. code-block:: go\n\n" + textwrap.indent(code, "   ") + "\n"
+    md = render_markdown(parse_rst(block, "p"), lambda x: None, lambda d, p: None).markdown
+    assert "\tfmt.Println(1)" in md and "\t\treturn" in md
+
+
+_CODE_CHARS = st.sampled_from(
+    [*"abcxyz_019 \t()[]{}:;.,=+-*/%<>!?@#$&|^~'\"`\\", "é", "→", "|version|", "\\n"]
+)
+_LINE = st.lists(_CODE_CHARS, max_size=30).map("".join)
+
+
+@st.composite
+def _bodies(draw: st.DrawFn) -> str:
+    first = draw(st.sampled_from(["@deco", "def f():", "x", "'''", "`", "*", "_", "\\b", ">>> 1"]))
+    rest = draw(st.lists(st.tuples(st.integers(0, 8), _LINE), max_size=8))
+    lines = [first + draw(_LINE).rstrip()]
+    lines += [(" " * n + line) if line.strip() else "" for n, line in rest]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines)
+
+
+@settings(max_examples=150, deadline=None)
+@given(body=_bodies(), name=st.sampled_from(["example", "click:example", "my-examples"]))
+def test_any_body_of_an_example_directive_is_kept_verbatim(body: str, name: str) -> None:
+    text = f"Page\n====\n\n.. {name}::\n\n" + textwrap.indent(body, "    ") + "\n\nAfter.\n"
+    md = render_markdown(parse_rst(text, "p"), lambda x: None, lambda d, p: None).markdown
+    fences = [t for t in MarkdownIt("commonmark").parse(md) if t.type == "fence"]
+    assert [t.content for t in fences] == [body + "\n"]

@@ -9,6 +9,7 @@ import pytest
 
 from cogitave import Collection
 from cogitave.ingest.docs import DocsBatch, read_docs
+from cogitave.ingest.docs.sphinx_site import sphinx_substitutions
 from cogitave.nodes import Node
 from tests.ingest.helpers import assert_graph_closed, by_uid, edges_of
 
@@ -156,3 +157,79 @@ def test_built_tree_sources_and_base_url_override(tmp_path: Path) -> None:
     assert "pathlib.Path.read_text" in edges_of(nodes["tutorial"], "xref")
     # The .py and .txt files are not in _sources, and missing.txt is missing everywhere.
     assert batch.stats["missing_includes_count"] == 3
+
+
+def test_version_and_release_come_from_conf_py_when_literal(tmp_path: Path) -> None:
+    (tmp_path / "conf.py").write_text(
+        "import x\nversion = '8.1'\nrelease = '8.1.7'\nnightly = x.get()\n"
+    )
+    (tmp_path / "index.rst").write_text(
+        "Home\n====\n\nRelease |release| (|version|) and |today-ish|.\n"
+    )
+    (tmp_path / "own.rst").write_text(
+        "Own\n===\n\n.. |version| replace:: its own\n\nVersion |version|.\n"
+    )
+    pages = {n.uid: n.content for n in read_docs(tmp_path).nodes}
+    assert "Release 8.1.7 (8.1) and |today-ish|." in pages["index"]
+    assert "Version its own." in pages["own"]
+
+
+@pytest.mark.parametrize(
+    "conf, want",
+    [
+        ("version = '2.0'\nrelease = version\n", {"version": "2.0", "release": "2.0"}),
+        ("release, version = get_version('click')\n", {}),
+        ("version = '1'\nversion = compute()\n", {}),
+        ("def f(:\n", {}),
+    ],
+)
+def test_sphinx_substitutions_are_read_without_running_conf_py(conf, want) -> None:
+    assert sphinx_substitutions(conf) == want
+
+
+AUTODOC_PACKAGE = {
+    "src/mylib/__init__.py": (
+        '"""Mylib connects engines."""\n\nfrom mylib._engine import Engine, connect\n\n'
+        '__all__ = ["Engine", "connect"]\n'
+        "open('IMPORTED', 'w').write('the package ran')  # reading must never run this\n"
+    ),
+    "src/mylib/_engine.py": (
+        "class Engine:\n"
+        '    """An engine that runs jobs.\n\n    :param workers: how many jobs run at once.\n'
+        '    """\n\n'
+        "    def __init__(self, workers: int = 4) -> None:\n        self.workers = workers\n\n"
+        "    def run(self, job: str, *, retries: int = 0) -> bool:\n"
+        '        """Run ``job``; retry up to ``retries`` times."""\n        return True\n\n\n'
+        "def connect(url: str, timeout: float = 5.0) -> Engine:\n"
+        '    """Connect to the engine at ``url``."""\n    return Engine()\n'
+    ),
+    "pyproject.toml": '[project]\nname = "mylib"\nversion = "2.1.0"\n',
+    "docs/conf.py": "project = 'Mylib'\nextensions = ['sphinx.ext.autodoc']\n",
+    "docs/index.rst": "Mylib\n=====\n\nStart with :doc:`api`.\n\n.. toctree::\n\n   api\n",
+    "docs/api.rst": (
+        "API reference\n=============\n\n.. automodule:: mylib\n   :members:\n\n"
+        "Connecting\n----------\n\n.. autofunction:: mylib.connect\n\n"
+        ".. autoclass:: mylib.Missing\n"
+    ),
+}
+
+
+def test_autodoc_directives_get_the_api_reference_from_the_source(tmp_path: Path) -> None:
+    # A repository whose docs hold only autodoc directives: the objects they name are read
+    # from the package's source (never imported), with signatures and docstrings, and a name
+    # the source lacks is listed in the report.
+    marker = tmp_path / "IMPORTED"
+    for rel, text in AUTODOC_PACKAGE.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text.replace("'IMPORTED'", repr(str(marker))))
+    batch = read_docs(tmp_path / "docs", base_url="https://mylib.example/")
+    api = {n.uid: n for n in batch.nodes if n.kind == "api"}
+    assert {"mylib", "mylib.Engine", "mylib.Engine.run", "mylib.connect"} <= set(api)
+    run = api["mylib.Engine.run"]
+    assert "run(job: str, *, retries: int = 0) -> bool" in run.dims["code"]
+    assert "retry up to" in (run.content or "")
+    assert run.meta["url"] == "https://mylib.example/api.html#mylib.Engine.run"
+    assert "how many jobs run at once" in (api["mylib.Engine"].content or "")
+    assert "mylib.Missing" in batch.report and "not found" in batch.report
+    assert not marker.exists()
+    assert batch.stats["autodoc"] == {"read": 2, "missing": 1}

@@ -121,3 +121,28 @@ def test_a_versioned_docs_tree_gives_every_released_version(tmp_path: Path) -> N
     one = run_cli("index", "-c", str(tmp_path / "d"), "--library", "demo", "--version", "next",
                   str(tree), "-q")  # fmt: skip
     assert "demo@next" in one.stdout
+
+
+def test_recorded_strings_reach_the_terminal_escaped(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from cogitave.libraries.collection import LibraryCollection
+    from tests.conftest import SCHEMA, make_nodes
+
+    lib = LibraryCollection.create(tmp_path / "c", encoder=None)
+    nodes = [replace(n, uid=f"p{i}", kind="page") for i, n in enumerate(make_nodes(3, seed=1))]
+    lib.sync_library("kit", "1", nodes, schema=SCHEMA, source="/s\x1b[2J[red]x" + "y" * 5000)
+    table = run_cli("--width", "400", "libraries", "-c", str(tmp_path / "c")).stdout
+    assert "\x1b" not in table and "\\x1b[2J[red]x" in table and "y" * 300 not in table
+
+
+def test_a_projects_strings_reach_the_terminal_escaped(col: Path, tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text(
+        json.dumps({"dependencies": {"demo-kit": "^2.0.0 \x1b[2J\x1b]0;title\x07"}})
+    )
+    res = run_cli("search", "retry", "-c", str(col), "--project", str(tmp_path), "--json")
+    assert "demo-kit@" in res.stderr and "\x1b" not in res.stderr and "\\x1b" in res.stderr
+    md = run_cli(
+        "search", "retry", "-c", str(col), "--project", str(tmp_path), "--format", "markdown"
+    )
+    assert "demo-kit 2.0.0, range to ^2.0.0 \\x1b[2J" in md.stdout and "\x1b" not in md.stdout

@@ -128,3 +128,89 @@ def test_versions_sort_by_value() -> None:
 def test_a_plain_collection_is_one_library(dense_collection: Collection) -> None:
     with pytest.raises(NotFoundError, match="holds one library"):
         dense_collection.search(SearchRequest(query="alpha", libraries=("fastapi",)))
+
+
+# -- recovery: what a killed writer leaves never blocks the next one ----------------------------
+def killed_first_index(col: Path, key: str, version: str) -> Path:
+    """The state a writer killed during a version's first index leaves: the version's own
+    collection made (its HEAD, a root), ``LIBRARIES.json`` not naming it."""
+    folder = col / "libs" / f"{key}@{version}"
+    half = Collection.create(folder, SCHEMA, encoder=None)
+    half.add(pages(3, 7, "half"))
+    half.publish()
+    return folder
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_a_version_killed_in_its_first_index_is_indexed_again(tmp_path: Path, first: bool) -> None:
+    lib = LibraryCollection.create(tmp_path / "c", encoder=None)
+    if not first:
+        lib.sync_library("x", "1", pages(5, 1, "a"), schema=SCHEMA, source="/a")
+    killed_first_index(tmp_path / "c", "x", "2")
+    lib.sync_library("x", "2", pages(6, 2, "b"), schema=SCHEMA, source="/b")
+    entry = lib.manifest.find("x@2")
+    assert entry is not None and entry.nodes == 6
+    assert lib.port_of([entry]).nodes.live_count == 6
+    res = lib.search(SearchRequest(query="alpha", libraries=("x@2",), limit=50))
+    assert {h.uid.split(":")[0] for h in res.results} == {"x@2"}
+    assert sorted(p.name for p in (tmp_path / "c" / "libs").iterdir()) == (
+        ["x@2"] if first else ["x@1", "x@2"]
+    )
+
+
+def test_delete_removes_a_version_folder_the_manifest_does_not_name(tmp_path: Path) -> None:
+    from cogitave import indexing
+
+    lib = LibraryCollection.create(tmp_path / "c", encoder=None)
+    lib.sync_library("x", "1", pages(5, 1, "a"), schema=SCHEMA, source="/a")
+    orphan = killed_first_index(tmp_path / "c", "y", "1.0")
+    assert indexing.delete_library(tmp_path / "c", "y@1.0") == ["libs/y@1.0 (never published)"]
+    assert not orphan.exists() and [e.ref for e in lib.libraries()] == ["x@1"]
+    with pytest.raises(NotFoundError):
+        indexing.delete_library(tmp_path / "c", "y@1.0")
+
+
+def test_a_staging_folder_no_live_writer_owns_is_collected(tmp_path: Path) -> None:
+    from cogitave.libraries import layout
+
+    lib = LibraryCollection.create(tmp_path / "c", encoder=None)
+    libs = tmp_path / "c" / "libs"
+    old = libs / ".import-0123456789abcdef"  # an import killed mid-stream (no owner lock)
+    (old / "objects").mkdir(parents=True)
+    (old / "objects" / "blob").write_bytes(b"x" * 1000)
+    dead = libs / ".new-999999-abc"  # a first index killed: its lock file is held by nobody
+    dead.mkdir()
+    (libs / ".new-999999-abc.lock").touch()
+    with layout.staging_dir(tmp_path / "c", "import") as live:  # another writer, alive
+        (live / "part").write_bytes(b"y")
+        lib.sync_library("x", "1", pages(5, 1, "a"), schema=SCHEMA, source="/a")
+        left = sorted(p.name for p in libs.iterdir())
+        assert left == sorted(["x@1", live.name, live.name + ".lock"])
+        assert layout.staging_leftovers(tmp_path / "c") == []
+    assert sorted(p.name for p in libs.iterdir()) == ["x@1"]
+
+
+def test_a_first_index_that_fails_leaves_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lib = LibraryCollection.create(tmp_path / "c", encoder=None)
+    lib.sync_library("x", "1", pages(5, 1, "a"), schema=SCHEMA, source="/a")
+
+    def boom(*a: object, **k: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Collection, "sync", boom)
+    with pytest.raises(OSError):
+        lib.sync_library("x", "2", pages(5, 2, "b"), schema=SCHEMA, source="/b")
+    assert sorted(p.name for p in (tmp_path / "c" / "libs").iterdir()) == ["x@1"]
+    monkeypatch.undo()
+    lib.sync_library("x", "2", pages(5, 2, "b"), schema=SCHEMA, source="/b")
+    assert [e.ref for e in lib.libraries()] == ["x@1", "x@2"]
+
+
+def test_an_unknown_encoder_is_refused_before_the_folder_is_made(tmp_path: Path) -> None:
+    from cogitave.errors import EncoderError
+
+    with pytest.raises(EncoderError, match="unknown encoder"):
+        LibraryCollection.create(tmp_path / "libs", encoder="no-such-encoder")
+    assert not (tmp_path / "libs").exists()

@@ -1084,10 +1084,11 @@ def test_any_version_is_no_range_and_a_runtime_declaration_outweighs_a_dev_one(
 
 
 def test_a_linked_manifest_keeps_its_own_name(tmp_path: Path) -> None:
-    write(tmp_path, {"shared/package.json": '{"dependencies": {"react": "18.2.0"}}'})
+    """A link inside the project is read as its target, under its own name (a link out of
+    the project is refused: test_a_lockfile_linked_out_of_the_project_is_not_read)."""
     project = tmp_path / "app"
-    project.mkdir()
-    (project / "package.json").symlink_to(tmp_path / "shared" / "package.json")
+    write(project, {"shared/package.json": '{"dependencies": {"react": "18.2.0"}}'})
+    (project / "package.json").symlink_to(project / "shared" / "package.json")
     result = read_project(project)
     assert result.files == ("package.json",)
     assert [(d.key, d.version, d.source) for d in result.dependencies] == [
@@ -1539,3 +1540,78 @@ def test_bun_lock_alone_reports_the_root_workspaces_dependencies(tmp_path: Path)
     write(tmp_path, {"bun.lock": lock})
     deps = by_key(read_project(tmp_path))
     assert set(deps) == {"react"} and deps["react"].version == "19.2.8"
+
+
+# -- every file is read through one confined reader: regular, inside, bounded -------------------
+def read_with_timeout(folder: Path) -> ProjectDeps:
+    """read_project in a thread: a read that blocks fails the test instead of hanging it."""
+    import threading
+
+    got: list[ProjectDeps | BaseException] = []
+
+    def run() -> None:
+        try:
+            got.append(read_project(folder))
+        except BaseException as e:  # handed to the test
+            got.append(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(timeout=60)
+    assert not t.is_alive(), "read_project blocked"
+    (res,) = got
+    if isinstance(res, BaseException):
+        raise res
+    return res
+
+
+def test_a_lockfile_linked_to_a_device_is_refused_not_read(tmp_path: Path) -> None:
+    write(tmp_path, {"pyproject.toml": '[project]\nname = "app"\ndependencies = ["fastapi"]\n'})
+    (tmp_path / "uv.lock").symlink_to("/dev/zero")
+    (tmp_path / "package-lock.json").symlink_to("/dev/urandom")
+    deps = read_with_timeout(tmp_path)
+    assert [d.name for d in deps.dependencies] == ["fastapi"]
+    assert any(w.startswith("uv.lock: ") and "/dev/zero" in w for w in deps.warnings)
+    assert any(w.startswith("package-lock.json: ") for w in deps.warnings)
+
+
+def test_a_fifo_lockfile_is_refused_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    write(tmp_path, {"requirements.txt": "httpx==0.27.0\n"})
+    os.mkfifo(tmp_path / "uv.lock")
+    os.mkfifo(tmp_path / "requirements-dev.txt")
+    deps = read_with_timeout(tmp_path)
+    assert [(d.name, d.version) for d in deps.dependencies] == [("httpx", "0.27.0")]
+    assert "uv.lock: not a regular file; not read" in deps.warnings
+    assert "requirements-dev.txt: not a regular file; not read" in deps.warnings
+
+
+def test_a_lockfile_linked_out_of_the_project_is_not_read(tmp_path: Path) -> None:
+    secret = write(tmp_path / "elsewhere", {"poetry.lock": LOCK_OUTSIDE})
+    project = tmp_path / "project"
+    write(project, {"requirements.txt": "httpx\n"})
+    (project / "poetry.lock").symlink_to(secret / "poetry.lock")
+    (project / "inside.lock").write_text(LOCK_OUTSIDE)
+    deps = read_with_timeout(project)
+    assert [(d.name, d.version) for d in deps.dependencies] == [("httpx", None)]
+    assert any(w.startswith("poetry.lock: resolves to ") and "outside" in w for w in deps.warnings)
+
+
+def test_a_lockfile_over_the_bound_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cogitave.libraries import project
+
+    monkeypatch.setattr(project, "MAX_FILE_BYTES", 1000)
+    write(tmp_path, {"requirements.txt": "httpx==0.27.0\n" + "# pad\n" * 400})
+    deps = read_with_timeout(tmp_path)
+    assert deps.dependencies == ()
+    assert any("larger than" in w for w in deps.warnings), deps.warnings
+
+
+LOCK_OUTSIDE = """\
+[[package]]
+name = "secret-package"
+version = "9.9.9"
+"""

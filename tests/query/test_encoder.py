@@ -1,16 +1,25 @@
-"""The query encoder: an LRU cache of query rows; a call's misses go out in one batch."""
+"""The query encoder: an LRU cache of query rows; a call's misses go out in one batch, shared
+with the misses of callers waiting at the same time."""
 
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cogitave.expand.embed import DEFAULT_ENCODER, get_encoder
-from cogitave.query.encoder import CachedQueryEncoder, query_encoder
+from cogitave.query.encoder import (
+    BATCHING_ENV,
+    CachedQueryEncoder,
+    QueryBatcher,
+    _Call,
+    query_encoder,
+)
 
 
 class FakeEncoder:
@@ -79,3 +88,85 @@ def test_query_cache_over_real_encoder() -> None:
 
 def test_one_cache_per_encoder_name() -> None:
     assert query_encoder(DEFAULT_ENCODER) is query_encoder(DEFAULT_ENCODER)
+
+
+# -- queries arriving together share an encoder call ------------------------------------------
+def _batcher_over(fake: FakeEncoder, max_batch: int = 64) -> QueryBatcher:
+    return QueryBatcher(lambda texts: fake.encode(texts), max_batch=max_batch)
+
+
+def test_callers_waiting_together_are_encoded_in_one_call() -> None:
+    # Three callers queued while a batch ran (put in place as the batcher's lock would leave
+    # them); the next caller runs one encoder call for all four, each getting its own rows.
+    fake = FakeEncoder()
+    batcher = _batcher_over(fake)
+    queued = [_Call(["a"]), _Call(["b", "c"]), _Call(["d"])]
+    batcher._waiting.extend(queued)
+    mine = batcher.encode(["e"])
+    assert fake.calls == [["a", "b", "c", "d", "e"]]
+    assert batcher.stats.calls == 1 and batcher.stats.largest == 5
+    direct = fake.encode(["a", "b", "c", "d", "e"])
+    np.testing.assert_array_equal(mine, direct[4:])
+    for call, want in zip(queued, (direct[0:1], direct[1:3], direct[3:4]), strict=True):
+        assert call.done and call.error is None
+        assert call.rows is not None
+        np.testing.assert_array_equal(call.rows, want)
+
+
+def test_a_batch_holds_at_most_max_batch_texts_oldest_first() -> None:
+    fake = FakeEncoder()
+    batcher = _batcher_over(fake, max_batch=3)
+    batcher._waiting.extend([_Call(["a", "b"]), _Call(["c", "d"]), _Call(["e"])])
+    batcher.encode(["f"])
+    # oldest first, never more than 3 texts, and the caller runs batches until its own is done
+    assert fake.calls == [["a", "b"], ["c", "d", "e"], ["f"]]
+    assert not batcher._waiting and not batcher._running
+
+
+def test_an_encoder_error_reaches_every_caller_of_the_batch() -> None:
+    def broken(texts: list[str]) -> np.ndarray:
+        raise RuntimeError("model failed")
+
+    batcher = QueryBatcher(broken)
+    other = _Call(["x"])
+    batcher._waiting.append(other)
+    with pytest.raises(RuntimeError, match="model failed"):
+        batcher.encode(["y"])
+    assert other.done and isinstance(other.error, RuntimeError)
+    assert not batcher._running  # the next caller is not locked out
+    batcher._encode = FakeEncoder().encode  # type: ignore[assignment]
+    assert batcher.encode(["z"]).shape == (1, 8)
+
+
+def test_concurrent_callers_get_their_own_rows_and_fewer_calls() -> None:
+    # Real threads: whatever the interleaving, every caller gets exactly its texts' rows, and
+    # the encoder ran at most once per caller (usually far fewer).
+    fake = FakeEncoder()
+    cache = CachedQueryEncoder(fake, batching=True)
+    texts = [f"query number {i}" for i in range(40)]
+    got: dict[int, np.ndarray] = {}
+    start = threading.Barrier(len(texts))
+
+    def ask(i: int) -> None:
+        start.wait()
+        got[i] = cache.encode_queries([texts[i]])
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(len(texts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads)
+    direct = FakeEncoder().encode(texts)
+    for i in range(len(texts)):
+        np.testing.assert_array_equal(got[i][0], direct[i])
+    assert cache.batcher is not None
+    assert cache.batcher.stats.texts == len(texts)
+    assert len(fake.calls) == cache.batcher.stats.calls <= len(texts)
+
+
+def test_batching_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(BATCHING_ENV, "0")
+    assert CachedQueryEncoder(FakeEncoder()).batcher is None
+    monkeypatch.delenv(BATCHING_ENV)
+    assert CachedQueryEncoder(FakeEncoder()).batcher is not None

@@ -274,3 +274,19 @@ def test_version_is_the_packages() -> None:
     want = metadata.version("cogitave-query")
     assert cogitave.__version__ == want
     assert run_cli("--version").stdout.strip() == f"cogitave {want}"
+
+
+def test_an_escaped_eof_error_is_a_fault_not_an_interrupt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """click turns EOFError into Abort, as it does Ctrl-C: a damaged file read somewhere
+    must not print "aborted" and exit 130 as if the user had interrupted."""
+    from cogitave import indexing
+
+    def cut_short(*a: object, **k: object) -> None:
+        raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+
+    monkeypatch.setattr(indexing, "open_reader", cut_short)
+    res = run_cli("roots", "-c", str(tmp_path), ok=False)
+    assert res.returncode == 1 and "aborted" not in res.stderr
+    assert res.stderr.strip().startswith("error[internal]: unexpected end of data (EOFError: C")

@@ -136,6 +136,8 @@ def test_an_unreachable_host_and_misplaced_options(tmp_path: Path) -> None:
     folder.mkdir()
     res = run_cli("index", "-c", str(tmp_path / "c"), str(folder), "--max-pages", "5", ok=False)
     assert res.returncode == 2 and "--max-pages" in res.stderr and "is a folder" in res.stderr
+    res = run_cli("index", "-c", str(tmp_path / "c"), str(folder), "--max-time", "60", ok=False)
+    assert res.returncode == 2 and "--max-time" in res.stderr and "is a folder" in res.stderr
     res = run_cli("index", "-c", str(tmp_path / "c"), "git+file:///r.git", *FAST, ok=False)
     assert res.returncode == 2 and "--rate" in res.stderr and "a git repository" in res.stderr
     res = run_cli("index", "-c", str(tmp_path / "c"), "ftp://h/docs", ok=False)

@@ -3,9 +3,11 @@ that names the format that fits when another was asked for.
 
 A ``.jsonl`` file is JSONL; a folder holding ``corpus.jsonl`` is BEIR; a docs tree (MkDocs,
 Hugo, Docusaurus, VitePress, Next.js, Sphinx, or any folder of Markdown/MDX/RST pages) is
-``docs``. A docs format asked for a folder without pages is a one-line error that names what
-was looked for and the format that fits what is there (:func:`format_hint`). Folders are
-looked at through a :class:`~cogitave.ingest.confined.TreeReader`: nothing outside them.
+``docs``; an importable package folder (``__init__.py``) or a folder of installed
+distributions (``*.dist-info``: a ``site-packages``) is ``pyapi``. A docs format asked for a
+folder without pages is a one-line error that names what was looked for and the format that
+fits what is there (:func:`format_hint`). Folders are looked at through a
+:class:`~cogitave.ingest.confined.TreeReader`: nothing outside them.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ LOOKED_FOR = "Markdown/MDX pages (.md, .mdx) or reStructuredText (.rst, _sources
 
 
 def detect_format(path: Path) -> str:
-    """``docs``, ``jsonl`` or ``beir`` for ``path``; an :class:`InputError` when none fits."""
+    """``docs``, ``jsonl``, ``beir`` or ``pyapi`` for ``path``; an :class:`InputError` when
+    none fits."""
     if not path.exists():
         raise InputError(f"source not found: {path}")
     if path.is_file():
@@ -42,6 +45,8 @@ def detect_format(path: Path) -> str:
         )
     if TreeReader(path).is_file(path / "corpus.jsonl"):
         return "beir"
+    if is_python_package(path):
+        return "pyapi"
     if has_pages(path):
         return "docs"
     raise InputError(
@@ -55,6 +60,13 @@ def has_pages(path: Path) -> bool:
     return counts["markdown"] + counts["rst"] > 0
 
 
+def is_python_package(path: Path) -> bool:
+    """True for an importable package folder or a ``site-packages`` (the ``pyapi`` format)."""
+    from cogitave.ingest.pyapi.dist import is_package_source
+
+    return is_package_source(path)
+
+
 def _names(path: Path, pattern: str) -> list[str]:
     """Names of the entries of a folder (inside it) that match an ``fnmatch`` pattern."""
     return [p.name for p in TreeReader(path).listdir(path) if fnmatch.fnmatch(p.name, pattern)]
@@ -63,6 +75,13 @@ def _names(path: Path, pattern: str) -> list[str]:
 def check_format(path: Path, fmt: str) -> None:
     """Refuse a format for a folder that holds nothing of it, suggesting the format that fits."""
     if not path.is_dir():
+        return
+    if fmt == "pyapi":
+        if not is_python_package(path):
+            raise InputError(
+                f"no Python package in {path} for --format pyapi: looked for __init__.py (a "
+                f"package folder) or *.dist-info folders (a site-packages){format_hint(path)}"
+            )
         return
     if fmt in DOC_FORMATS:
         if not _names(path, "mkdocs.y*ml") and not has_pages(path):
@@ -83,10 +102,13 @@ def check_format(path: Path, fmt: str) -> None:
 
 def format_hint(path: Path, fmt: str = "auto") -> str:
     """``"; <what the folder holds>: try --format X"`` when a format other than ``fmt`` fits
-    what the folder ``path`` holds ("" for a file, or when nothing else fits): BEIR, JSONL,
-    Cranfield, SMART, documentation pages; HTML is named as not read."""
+    what the folder ``path`` holds ("" for a file, or when nothing else fits): an installed
+    Python package, BEIR, JSONL, Cranfield, SMART, documentation pages; HTML is named as not
+    read."""
     if not path.is_dir():
         return ""
+    if fmt != "pyapi" and is_python_package(path):
+        return "; it is an installed Python package: try --format pyapi"
     reader = TreeReader(path)
     found: Counter[str] = Counter()
     seen = 0

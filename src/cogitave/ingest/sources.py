@@ -3,7 +3,9 @@ a surface reads a source (``cogitave index``, ``watch``, ``demo``).
 
 :data:`READERS` maps each format to its reader: ``jsonl`` (a file, or a folder of them),
 ``beir`` (a folder with ``corpus.jsonl``), ``cranfield`` (``cran.all.1400``), ``smart`` (CISI,
-CACM, MEDLINE, ...), ``docs`` (a documentation tree; ``markdown`` is the same reader).
+CACM, MEDLINE, ...), ``docs`` (a documentation tree; ``markdown`` is the same reader),
+``pyapi`` (an installed Python package's API reference, read from its source: a package folder,
+or a ``site-packages`` with ``library`` naming the distribution; :mod:`~cogitave.ingest.pyapi`).
 ``auto`` picks one from the path (:func:`~cogitave.ingest.detect.detect_format`), and a
 format asked for a folder that holds nothing of it is refused with the one that fits.
 
@@ -16,7 +18,7 @@ read confined to itself: ``allow_outside`` names the folders outside it that may
 one the site serves by default; :func:`doc_versions` lists them).
 
 :func:`identify` names the library a source documents and its version, from the docs
-themselves (:mod:`~cogitave.ingest.identity`).
+themselves (:mod:`~cogitave.ingest.identity`); an installed package from its ``METADATA``.
 """
 
 from __future__ import annotations
@@ -26,12 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cogitave.errors import IngestError, InputError
-from cogitave.ingest import smart
+from cogitave.ingest import identity, smart
 from cogitave.ingest.beir import read_beir
 from cogitave.ingest.detect import DOC_FORMATS, check_format, detect_format, format_hint
 from cogitave.ingest.docs import read_docs
 from cogitave.ingest.docs.site import DocVersion
-from cogitave.ingest.identity import SourceIdentity, doc_versions, identify
+from cogitave.ingest.identity import SourceIdentity
 from cogitave.ingest.jsonl import read_jsonl
 from cogitave.ingest.records import Batch
 from cogitave.schema import Schema
@@ -47,7 +49,7 @@ __all__ = [
     "read_source",
 ]
 
-FORMATS = ("auto", "jsonl", "beir", "cranfield", "smart", "docs", "markdown")
+FORMATS = ("auto", "jsonl", "beir", "cranfield", "smart", "docs", "markdown", "pyapi")
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class SourceOptions:
     base_url: str | None = None  # docs: makes URLs absolute, over the site's own setting
     allow_outside: tuple[Path, ...] = ()  # docs: folders outside the tree that may be read
     version: str | None = None  # docs: the version of a versioned tree to read
+    library: str | None = None  # pyapi: the distribution a site-packages folder is read for
 
 
 SourceReader = Callable[[Path, SourceOptions], Batch]
@@ -69,6 +72,12 @@ def _docs(path: Path, o: SourceOptions) -> Batch:
     )
 
 
+def _pyapi(path: Path, o: SourceOptions) -> Batch:
+    from cogitave.ingest.pyapi import read_pyapi
+
+    return read_pyapi(path, o.library, o.schema)
+
+
 READERS: dict[str, SourceReader] = {
     "jsonl": lambda path, o: read_jsonl(path, o.schema),
     "beir": lambda path, o: read_beir(path, o.schema),
@@ -76,6 +85,7 @@ READERS: dict[str, SourceReader] = {
     "smart": lambda path, _o: smart.read_corpus(path),
     "docs": _docs,
     "markdown": _docs,
+    "pyapi": _pyapi,
 }
 
 
@@ -86,17 +96,19 @@ def read_source(
     base_url: str | None = None,
     allow_outside: Sequence[str | Path] = (),
     version: str | None = None,
+    library: str | None = None,
 ) -> Batch:
     """The source at ``path`` read as ``fmt`` (see the module doc). ``schema``: a schema, or
     the path of its TOML file; ``base_url``, ``allow_outside`` and ``version`` are for docs
-    trees (``version``: one the tree holds, else an :class:`InputError` naming them)."""
+    trees (``version``: one the tree holds, else an :class:`InputError` naming them);
+    ``library`` names the distribution a ``pyapi`` source is read for."""
     source, found = Path(path), fmt
     if not source.exists():
         raise IngestError(f"source not found: {source} (to remove its nodes: cogitave delete)")
     try:
         declared = Schema.load(schema) if isinstance(schema, str | Path) else schema
         outside = tuple(Path(p) for p in allow_outside)
-        options = SourceOptions(declared, base_url, outside, version)
+        options = SourceOptions(declared, base_url, outside, version, library)
         found = detect_format(source) if fmt == "auto" else fmt
         check_format(source, found)
         if version is not None and found not in DOC_FORMATS:
@@ -117,3 +129,36 @@ def read_source(
     if not batch.nodes and not batch.problems:
         raise InputError(f"no {found} documents in {source}{format_hint(source, found)}")
     return batch
+
+
+def identify(
+    path: str | Path,
+    *,
+    allow_outside: Sequence[str | Path] = (),
+    library: str | None = None,
+    root: Path | None = None,
+) -> SourceIdentity:
+    """The library a source documents and its version: an installed package's from its
+    ``METADATA`` (``library`` names the distribution of a ``site-packages``), else as its
+    docs say (:func:`cogitave.ingest.identity.identify`; ``root``: the checkout a clone's
+    folder is in)."""
+    from cogitave.ingest.pyapi import is_package_source, locate
+
+    source = Path(path)
+    if is_package_source(source):
+        dist = locate(source, library).dist
+        where = f"{dist.dist_info.name}/METADATA" if dist.dist_info else "the package folder"
+        return SourceIdentity(dist.name, dist.version, None, where, where if dist.version else "")
+    return identity.identify(source, allow_outside=allow_outside, root=root)
+
+
+def doc_versions(
+    path: str | Path, *, allow_outside: Sequence[str | Path] = ()
+) -> tuple[DocVersion, ...]:
+    """The versions of the docs a tree holds (:func:`cogitave.ingest.identity.doc_versions`);
+    an installed package holds one."""
+    from cogitave.ingest.pyapi import is_package_source
+
+    if is_package_source(Path(path)):
+        return ()
+    return identity.doc_versions(path, allow_outside=allow_outside)

@@ -19,16 +19,20 @@ answers the graph tools.
 
 Writing. :meth:`LibraryCollection.sync_library` syncs one library version's nodes into its own
 collection, updates the graph of every version, and publishes a new ``LIBRARIES.json`` in one
-rename; :meth:`LibraryCollection.delete_library` removes versions. One writer at a time.
+rename; :meth:`LibraryCollection.delete_library` removes versions. One writer at a time. A
+version's first index or import is built in a staging folder and renamed into place just
+before the new ``LIBRARIES.json`` names it; what a killed writer left is collected or
+reclaimed by the next one (:mod:`cogitave.libraries.layout`, "Recovery").
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
 import shutil
 import threading
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from dataclasses import replace as replace_
@@ -39,15 +43,16 @@ from cogitave.collection import Collection
 from cogitave.config import Settings
 from cogitave.distributed.shard import ShardServer
 from cogitave.distributed.view import LocalShard, ShardedView
-from cogitave.errors import ConflictError, CorruptionError, EncoderError, InputError, NotFoundError
-from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
+from cogitave.errors import ConflictError, EncoderError, InputError, NotFoundError
+from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name, load_encoder
 from cogitave.expand.models import recorded_graph
 from cogitave.libraries import layout
 from cogitave.libraries.layout import LibrariesManifest, LibraryEntry, Pin, version_order
-from cogitave.libraries.names import library_key, resolve, split_ref
+from cogitave.libraries.names import check_version, library_key, resolve, split_ref
 from cogitave.libraries.packs import PackInfo, check_replace, install_root, unpack, write_pack
 from cogitave.libraries.project import match_version, read_project
 from cogitave.nodes import Edge, Node, local_uid, uid_namespace
+from cogitave.printable import printable
 from cogitave.publish import Progress, Published
 from cogitave.query.types import SearchRequest, SearchResponse
 from cogitave.reader import FOLLOW_INTERVAL, Follower, Reader
@@ -55,8 +60,9 @@ from cogitave.schema import Schema
 from cogitave.store.graph import publish_graph
 from cogitave.store.manifest import Manifest
 from cogitave.store.port import ReadPort
-from cogitave.store.roots import RootInfo, RootStore
+from cogitave.store.roots import RootInfo, RootStore, fsync_dir
 from cogitave.store.snapshot import Snapshot
+from cogitave.store.verify import verify_root
 
 VIEWS_KEPT = 8
 """Views over library subsets kept open (a view gathers every uid of its libraries once)."""
@@ -181,6 +187,8 @@ class LibraryCollection(Reader):
             raise ConflictError(f"a collection already exists at {p}")
         if p.is_dir() and any(p.iterdir()):
             raise InputError(f"{p} is a folder that holds other files, not a collection")
+        if encoder:  # an unknown encoder is refused before anything is written
+            load_encoder(encoder)
         p.mkdir(parents=True, exist_ok=True)
         with layout.writer_lock(p):
             name = canonical_name(encoder) if encoder else None
@@ -255,9 +263,14 @@ class LibraryCollection(Reader):
                                        "no docs of this package here"))  # fmt: skip
                 continue
             m = match_version(dep, [e.version for e in self.manifest.versions(key)])
-            rows.append(ProjectPin(dep.name, key, m.wanted, m.held, m.match, m.reason))
+            # what the project's files say is shown on every hit: escaped and bounded
+            wanted = printable(m.wanted, 100) if m.wanted is not None else None
+            rows.append(
+                ProjectPin(printable(dep.name, 200), key, wanted, m.held, m.match,
+                           printable(m.reason, 300))
+            )  # fmt: skip
             if m.held is not None:
-                self.pins[key] = Pin(m.held, m.match, m.wanted)
+                self.pins[key] = Pin(m.held, m.match, wanted)
             else:
                 self.excluded[key] = ProjectPin(dep.name, key, m.wanted, None, m.match, m.reason)
         warnings = list(deps.warnings)
@@ -425,38 +438,58 @@ class LibraryCollection(Reader):
         ``state`` and ``report`` are kept with the version's source (a crawl's, read back by
         :meth:`source_state`)."""
         key = library_key(name)
-        version = _check_version(version)
+        version = check_version(version)
         ref = f"{key}@{version}"
         with layout.writer_lock(self.path):
             manifest = layout.read_manifest(self.path)
+            layout.collect_staging(self.path)
             entry = manifest.find(ref)
             if entry and entry.source and source and entry.source != source and not replace_source:
                 raise ConflictError(
-                    f"{ref} was indexed from {entry.source}; indexing it from {source} would "
-                    "replace it: pass --replace to do so"
+                    f"{ref} was indexed from {printable(entry.source)}; indexing it from "
+                    f"{printable(source)} would replace it: pass --replace to do so"
                 )
-            sub = self._sub_collection(manifest, entry, key, version, schema)
             mine = [namespaced(n, ref, name, version) for n in nodes]
-            res = sub.sync(ref, mine, progress=progress, state=state, report=report)
-            gone = set(res.deleted)
-            changed = set(res.added) | set(res.changed)
-            graph = publish_graph(
-                self._graph_store(), manifest.graph, [n for n in mine if n.uid in changed], gone
-            )
-            new = LibraryEntry(
-                name=entry.name if entry else name,
-                version=version,
-                dir=entry.dir if entry else layout.library_dir(key, version),
-                root=sub.root,
-                source=source or (entry.source if entry else ""),
-                commit=commit,
-                indexed_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                nodes=len(sub),
-                pages=sum(1 for n in nodes if n.kind == "page"),
-            )
-            manifest = replace(manifest.with_entry(new), graph=graph)
-            manifest = self._successors(manifest, key)
-            layout.write_manifest(self.path, manifest)
+            with contextlib.ExitStack() as stack:
+                if entry is not None:
+                    rel, stage = entry.dir, None
+                    sub = Collection.open(self.path / rel)
+                else:
+                    # a first index is built aside and moved into place just before the
+                    # manifest names it: a kill on the way leaves nothing in the way
+                    rel = layout.new_library_dir(manifest, key, version)
+                    stage = stack.enter_context(layout.staging_dir(self.path, "new"))
+                    sub = self._new_sub(manifest, stage, key, schema)
+                res = sub.sync(ref, mine, progress=progress, state=state, report=report)
+                root, count = sub.root, len(sub)
+                gone = set(res.deleted)
+                changed = set(res.added) | set(res.changed)
+                graph = publish_graph(
+                    self._graph_store(), manifest.graph, [n for n in mine if n.uid in changed], gone
+                )
+                new = LibraryEntry(
+                    name=entry.name if entry else name,
+                    version=version,
+                    dir=rel,
+                    root=root,
+                    source=source or (entry.source if entry else ""),
+                    commit=commit,
+                    indexed_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    nodes=count,
+                    pages=sum(1 for n in nodes if n.kind == "page"),
+                )
+                if stage is not None:
+                    sub.snapshot.release_hold()
+                    del sub
+                    self._place(stage, rel)
+                try:
+                    manifest = replace(manifest.with_entry(new), graph=graph)
+                    manifest = self._successors(manifest, key)
+                    layout.write_manifest(self.path, manifest)
+                except BaseException:
+                    if stage is not None:
+                        shutil.rmtree(self.path / rel, ignore_errors=True)
+                    raise
         self.refresh()
         return res
 
@@ -475,34 +508,53 @@ class LibraryCollection(Reader):
         return write_pack(RootStore(self.path / entry.dir), entry, out)
 
     def import_pack(
-        self, pack: Path, *, replace: bool = False, progress: Progress | None = None
+        self,
+        pack: Path,
+        *,
+        replace: bool = False,
+        progress: Progress | None = None,
+        source: str | None = None,
     ) -> LibraryEntry:
         """Import a pack: checked object by object, then published as the library version it
         holds, nothing embedded again. A version held from another source is refused unless
-        ``replace``; a pack of another encoder than the collection's is refused."""
-        staging = RootStore(self.path / layout.LIBS / f".import-{uuid.uuid4().hex}")
-        staging.init()
-        try:
+        ``replace``; a pack of another encoder than the collection's is refused. ``source``:
+        where the version is recorded as coming from (default: the pack's own source)."""
+        with layout.staging_dir(self.path, "import") as folder:
+            staging = RootStore(folder)
+            staging.init()
             held = self.manifest.libraries
             info, root_bytes = unpack(
                 pack, staging, self.manifest.encoder if held else Any, progress
             )
-            return self.adopt(staging.path, info, root_bytes, replace=replace)
-        finally:
-            shutil.rmtree(staging.path, ignore_errors=True)
+            # the root opened and checked whole (indexes, segments, vectors, graph, counts)
+            # where nothing reads it yet; its objects were hashed as they arrived
+            install_root(staging, info.root, root_bytes)
+            manifest = Manifest.from_json(root_bytes, source=f"pack {info.library}")
+            check = verify_root(staging, info.root, hashed=manifest.objects())
+            if not check.ok:
+                raise InputError(
+                    f"the pack {printable(pack, 200)}: its root does not open "
+                    f"({printable(check.problem or '', 300)}); nothing was imported"
+                )
+            if source is not None:
+                info = replace_(info, source=source)
+            return self.adopt(folder, info, root_bytes, replace=replace)
 
     def adopt(
         self, staging: Path, info: PackInfo, root_bytes: bytes, *, replace: bool = False
     ) -> LibraryEntry:
         """Make the checked objects and root in ``staging`` (an imported pack) the library
-        version ``info`` names, and publish the new view (nothing is embedded again)."""
+        version ``info`` names, and publish the new view (nothing is embedded again). A new
+        version's ``staging`` becomes its folder (renamed into place); an existing version's
+        folder takes its objects and root."""
         key = library_key(info.name)
-        version = _check_version(info.version)
+        version = check_version(info.version)
         ref = f"{key}@{version}"
         if ref != info.library:
-            raise CorruptionError(f"the pack's library {info.library!r} is not {ref!r}")
+            raise InputError(f"the pack's library {printable(info.library)!r} is not {ref!r}")
         with layout.writer_lock(self.path):
             manifest = layout.read_manifest(self.path)
+            layout.collect_staging(self.path)
             if manifest.libraries and manifest.encoder != info.encoder:
                 raise EncoderError(
                     f"the pack was made with encoder {info.encoder!r}; this collection embeds "
@@ -531,43 +583,68 @@ class LibraryCollection(Reader):
                         f"the libraries of a collection share one schema; the pack's {ref} "
                         f"has dimensions the others lack: {', '.join(extra)}"
                     )
-            rel = entry.dir if entry else layout.library_dir(key, version)
-            store = RootStore(self.path / rel)
-            store.init()
-            for digest in dict.fromkeys(pack_manifest.objects()):
-                store.put_file(src.object_path(digest), digest)
-            old = set(self._snapshot(entry).nodes.nid_of) if entry else set()
-            install_root(store, info.root, root_bytes)
-            snap = Snapshot.open(store, info.root)
-            table = snap.nodes
-            nodes = [table.node(nid) for nid in table.live_nids().tolist()]
-            graph = publish_graph(
-                self._graph_store(), manifest.graph, nodes, old - set(table.nid_of)
-            )
-            new = LibraryEntry(
-                name=info.name,
-                version=version,
-                dir=rel,
-                root=info.root,
-                source=info.source,
-                commit=info.commit,
-                indexed_at=info.indexed_at,
-                nodes=len(nodes),
-                pages=sum(1 for n in nodes if n.kind == "page"),
-            )
-            manifest = replace_(manifest.with_entry(new), graph=graph)
-            if not manifest.libraries[:-1] and entry is None:
-                manifest = replace_(manifest, encoder=info.encoder)
-            manifest = self._successors(manifest, key)
-            layout.write_manifest(self.path, manifest)
+            if entry is not None:
+                rel, placed = entry.dir, False
+                store = RootStore(self.path / rel)
+                store.init()
+                for digest in dict.fromkeys(pack_manifest.objects()):
+                    store.put_file(src.object_path(digest), digest)
+                old = set(self._snapshot(entry).nodes.nid_of)
+                install_root(store, info.root, root_bytes)
+            else:
+                rel, placed, old = layout.new_library_dir(manifest, key, version), True, set()
+                install_root(src, info.root, root_bytes)
+                self._place(staging, rel)
+                store = RootStore(self.path / rel)
+            try:
+                snap = Snapshot.open(store, info.root)
+                table = snap.nodes
+                nodes = [table.node(nid) for nid in table.live_nids().tolist()]
+                graph = publish_graph(
+                    self._graph_store(), manifest.graph, nodes, old - set(table.nid_of)
+                )
+                new = LibraryEntry(
+                    name=info.name,
+                    version=version,
+                    dir=rel,
+                    root=info.root,
+                    source=info.source,
+                    commit=info.commit,
+                    indexed_at=info.indexed_at,
+                    nodes=len(nodes),
+                    pages=sum(1 for n in nodes if n.kind == "page"),
+                )
+                manifest = replace_(manifest.with_entry(new), graph=graph)
+                if not manifest.libraries[:-1] and entry is None:
+                    manifest = replace_(manifest, encoder=info.encoder)
+                manifest = self._successors(manifest, key)
+                layout.write_manifest(self.path, manifest)
+            except BaseException:
+                if placed:
+                    shutil.rmtree(self.path / rel, ignore_errors=True)
+                raise
         self.refresh()
         return new
+
+    def _place(self, stage: Path, rel: str) -> None:
+        """Move a version built in ``stage`` to its folder ``rel`` (under the writer lock). A
+        folder already there is one the manifest does not name (:meth:`sync_library` and
+        :meth:`adopt` only place new versions): an orphan of a killed index, reclaimed."""
+        final = self.path / rel
+        if final.exists() or final.is_symlink():
+            if final.is_dir() and not final.is_symlink():
+                shutil.rmtree(final)
+            else:
+                final.unlink()
+        os.rename(stage, final)
+        fsync_dir(final.parent)
 
     def delete_library(self, ref: str) -> list[LibraryEntry]:
         """Delete ``name@version``, or every version of ``name``; returns what was deleted."""
         name, version = split_ref(ref)
         with layout.writer_lock(self.path):
             manifest = layout.read_manifest(self.path)
+            layout.collect_staging(self.path)
             self.manifest = manifest
             key = self.resolve_key(name)
             doomed = [e for e in manifest.versions(key) if version is None or e.version == version]
@@ -588,10 +665,33 @@ class LibraryCollection(Reader):
             shutil.rmtree(self.path / e.dir, ignore_errors=True)
         return doomed
 
+    def delete_unpublished(self, ref: str) -> list[str]:
+        """Remove the folders of ``name@version`` (every version of ``name``) that the
+        manifest does not name: orphans a killed first index left
+        (:func:`~cogitave.libraries.layout.orphans`). Returns them, relative to the
+        collection."""
+        name, version = split_ref(ref)
+        key = library_key(name)
+        with layout.writer_lock(self.path):
+            manifest = layout.read_manifest(self.path)
+            layout.collect_staging(self.path)
+            out = []
+            base = layout.library_dir(key, check_version(version)) if version else ""
+            for rel in layout.orphans(self.path, manifest):
+                if version is not None:
+                    if rel == base or rel.startswith(base + "~"):
+                        out.append(rel)
+                elif rel.startswith(f"{layout.LIBS}/{key}@"):
+                    out.append(rel)
+            for rel in out:
+                shutil.rmtree(self.path / rel, ignore_errors=True)
+        return out
+
     def configure(self, settings: Settings) -> str:
         """Make ``settings`` every library version's (a new root each; nothing re-indexed)."""
         with layout.writer_lock(self.path):
             manifest = layout.read_manifest(self.path)
+            layout.collect_staging(self.path)
             for e in manifest.libraries:
                 col = Collection.open(self.path / e.dir)
                 manifest = manifest.with_entry(replace(e, root=col.configure(settings)))
@@ -604,20 +704,12 @@ class LibraryCollection(Reader):
         store.init()
         return store
 
-    def _sub_collection(
-        self,
-        manifest: LibrariesManifest,
-        entry: LibraryEntry | None,
-        key: str,
-        version: str,
-        schema: Schema | None,
+    def _new_sub(
+        self, manifest: LibrariesManifest, path: Path, key: str, schema: Schema | None
     ) -> Collection:
-        """The collection of one library version (made on its first index with the schema,
-        encoder and settings the collection's other libraries have)."""
-        if entry is not None:
-            return Collection.open(self.path / entry.dir)
+        """A new library version's collection at ``path`` (its staging folder), with the
+        schema, encoder and settings the collection's other libraries have."""
         first = manifest.libraries[0] if manifest.libraries else None
-        path = self.path / layout.library_dir(key, version)
         if first is None:
             if schema is None:
                 raise InputError("the first library of a collection needs its schema")
@@ -687,12 +779,3 @@ class LibraryCollection(Reader):
 
     def __len__(self) -> int:
         return sum(e.nodes for e in self.manifest.libraries)
-
-
-def _check_version(version: str) -> str:
-    v = version.strip()
-    if not v or len(v) > 100 or any(c in v for c in ":/#@\\") or any(ord(c) < 32 for c in v):
-        raise InputError(f"not a version: {version!r} (no spaces, ':', '/', '#' or '@')")
-    if " " in v:
-        raise InputError(f"not a version: {version!r} (no spaces)")
-    return v

@@ -9,11 +9,21 @@ manifest naming their roots.
     DIR/graph/                  an object store holding the graph of every library (one copy,
                                 with the supersededBy edges between versions)
     DIR/LOCK                    the writer lock of the whole collection
+    DIR/libs/.<kind>-<pid>-<id>/        a staging folder (an import being checked, a first
+    DIR/libs/.<kind>-<pid>-<id>.lock    index being built) and its owner's lock
 
 A library version is written into its own collection first; then ``LIBRARIES.json`` is
 replaced in one rename, so readers always see one consistent set of roots (as a sharded
 collection's ``SHARDS.json``). A search scoped to one library version reads that version's
 collection alone, so it scores exactly what a collection of that library alone scores.
+
+Recovery. A version's first index (or first import) is built in a staging folder
+(:func:`staging_dir`) and renamed to ``libs/<key>@<version>`` just before ``LIBRARIES.json``
+names it. A writer killed on the way leaves a staging folder, or at worst a version folder the
+manifest does not name (an orphan); neither blocks anything: every writer collects the staging
+folders no live process owns (:func:`collect_staging`; an owner holds its lock file with
+``flock``, which the kernel drops when the owner dies), the next index of that version takes
+an orphan's place, and ``cogitave delete --library NAME@VERSION`` removes one.
 """
 
 from __future__ import annotations
@@ -22,6 +32,8 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -30,7 +42,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from cogitave.distributed.layout import ShardedManifest, ShardRef
-from cogitave.errors import ConflictError, CorruptionError, NotFoundError
+from cogitave.errors import ConflictError, CorruptionError, NotFoundError, StorageError
 from cogitave.libraries.names import library_key
 from cogitave.store.roots import atomic_write, is_root_id
 
@@ -170,6 +182,151 @@ def library_dir(key: str, version: str) -> str:
     """The folder of a library version, relative to the collection (a safe file name)."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in version)[:100] or "_"
     return f"{LIBS}/{key}@{safe}"
+
+
+def new_library_dir(manifest: LibrariesManifest, key: str, version: str) -> str:
+    """The folder for a version the manifest does not hold yet: :func:`library_dir`, or, when
+    another version's folder has that name (two versions that differ only in characters a
+    folder name replaces), the same with ``~2``, ``~3``..."""
+    base = library_dir(key, version)
+    used = {e.dir for e in manifest.libraries}
+    rel, n = base, 1
+    while rel in used:
+        n += 1
+        rel = f"{base}~{n}"
+    return rel
+
+
+def orphans(path: str | Path, manifest: LibrariesManifest) -> list[str]:
+    """Version folders under ``libs/`` the manifest does not name (left by a writer killed
+    between building a version and publishing it), relative to the collection."""
+    libs = Path(path) / LIBS
+    named = {e.dir for e in manifest.libraries}
+    try:
+        entries = sorted(libs.iterdir())
+    except OSError:
+        return []
+    return [
+        f"{LIBS}/{p.name}"
+        for p in entries
+        if not p.name.startswith(".") and p.is_dir() and f"{LIBS}/{p.name}" not in named
+    ]
+
+
+def staging_leftovers(path: str | Path) -> list[str]:
+    """Staging folders and files under ``libs/`` (and temporary manifests beside
+    ``LIBRARIES.json``) that no live process owns, relative to the collection."""
+    return _staging(Path(path), collect=False)
+
+
+def collect_staging(path: str | Path) -> list[str]:
+    """Remove what :func:`staging_leftovers` lists (call it holding the writer lock); returns
+    what was removed."""
+    return _staging(Path(path), collect=True)
+
+
+def _staging(path: Path, *, collect: bool) -> list[str]:
+    out: list[str] = []
+    libs = path / LIBS
+    with contextlib.suppress(OSError):
+        for p in sorted(path.iterdir()):
+            if p.name.startswith(f".{MANIFEST}.") and p.name.endswith(".tmp"):
+                out.append(p.name)
+                if collect:
+                    p.unlink(missing_ok=True)
+    try:
+        entries = sorted(libs.iterdir())
+    except OSError:
+        return out
+    names = {p.name for p in entries}
+    for p in entries:
+        if not p.name.startswith(_STAGING):
+            continue
+        if p.name.endswith(_LOCK_SUFFIX):
+            if p.name[: -len(_LOCK_SUFFIX)] in names:
+                continue  # judged with its folder
+            fd = _try_owner_lock(p)
+            if fd is None:
+                continue  # an owner about to make its folder
+            try:
+                out.append(f"{LIBS}/{p.name}")
+                if collect:
+                    p.unlink(missing_ok=True)
+            finally:
+                os.close(fd)
+            continue
+        lock = libs / (p.name + _LOCK_SUFFIX)
+        fd = _try_owner_lock(lock) if lock.exists() else -1
+        if fd is None:
+            continue  # its owner is alive
+        try:
+            out.append(f"{LIBS}/{p.name}")
+            if collect:
+                if p.is_dir() and not p.is_symlink():
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    p.unlink(missing_ok=True)
+                lock.unlink(missing_ok=True)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+    return out
+
+
+_LOCK_SUFFIX = ".lock"
+STAGING_KINDS = ("import", "new", "download")
+"""What a staging folder holds: a pack being checked, a version's first index, a pack being
+downloaded from a registry."""
+_STAGING = tuple(f".{k}-" for k in STAGING_KINDS)
+
+
+def _try_owner_lock(lock: Path) -> int | None:
+    """An fd holding ``lock`` exclusively when no live owner holds it; None when one does."""
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return -1
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+@contextlib.contextmanager
+def staging_dir(path: str | Path, kind: str) -> Iterator[Path]:
+    """A new staging folder ``libs/.<kind>-<pid>-<id>/`` owned by this process while the block
+    runs (its lock file held with ``flock`` first, made before the folder and removed after
+    it), then removed unless the block renamed it away."""
+    if kind not in STAGING_KINDS:
+        raise ValueError(f"unknown staging kind {kind!r}")
+    libs = Path(path) / LIBS
+    libs.mkdir(parents=True, exist_ok=True)
+    for _ in range(8):
+        name = f".{kind}-{os.getpid()}-{uuid.uuid4().hex}"
+        lock = libs / (name + _LOCK_SUFFIX)
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            # a collector may have judged the file ownerless between our create and our lock
+            if os.fstat(fd).st_ino == os.stat(lock).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    else:
+        raise StorageError(f"cannot make a staging folder in {libs}")
+    folder = libs / name
+    try:
+        folder.mkdir()
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        lock.unlink(missing_ok=True)
+        os.close(fd)
 
 
 @contextlib.contextmanager

@@ -20,6 +20,7 @@ from cogitave.errors import InputError
 
 _SEP = re.compile(r"[^a-z0-9]+")
 MAX_NAME = 200
+MAX_VERSION = 100
 MIN_SCORE = 0.5
 """Below this a held name is not offered as a match (only as one of the closest names)."""
 
@@ -30,6 +31,22 @@ def library_key(name: str) -> str:
     if not key or len(name) > MAX_NAME:
         raise InputError(f"not a library name: {name!r}")
     return key
+
+
+def check_version(version: str) -> str:
+    """A library version label, stripped: at most :data:`MAX_VERSION` characters, no spaces,
+    control characters, ``:``, ``/``, ``\\``, ``#`` or ``@`` (a version is part of uids and of
+    a folder name)."""
+    v = version.strip()
+    if (
+        not v
+        or len(v) > MAX_VERSION
+        or any(c in v for c in ":/#@\\ ")
+        or not all(c.isprintable() for c in v)
+    ):
+        shown = repr(v[:MAX_VERSION]) + ("…" if len(v) > MAX_VERSION else "")
+        raise InputError(f"not a version: {shown} (no spaces, ':', '/', '#' or '@')")
+    return v
 
 
 def split_ref(ref: str) -> tuple[str, str | None]:

@@ -66,6 +66,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from cogitave.errors import InputError
+from cogitave.ingest.confined import TreeReader
 
 Ecosystem = Literal["python", "npm"]
 Match = Literal["exact", "nearest", "range", "latest", "none"]
@@ -218,6 +219,8 @@ class _Project:
     def __init__(self, folder: Path) -> None:
         self.root = folder
         self.real_root = folder.resolve()
+        # the one way a file of the project is read (see read_bytes)
+        self.reader = TreeReader(folder, max_bytes=MAX_FILE_BYTES)
         self.files: list[str] = []
         self.warnings: list[str] = []
         self.decls: list[_Decl] = []
@@ -236,6 +239,19 @@ class _Project:
             except ValueError:
                 pass
         return path.as_posix()
+
+    def read_bytes(self, path: Path) -> bytes:
+        """A file of the project: a regular file inside the project folder (a link is
+        followed only when its target is inside too: a cloned repository may carry a
+        ``uv.lock`` linked to ``/dev/zero`` or to a file of the user's), at most
+        :data:`MAX_FILE_BYTES`, opened without blocking (a FIFO or a device is refused after
+        ``fstat``, never read). A refused file is :class:`_Malformed` with the reason."""
+        data = self.reader.read_bytes(path)
+        if data is None:
+            shown = self.reader.shown(path)
+            why = [r.reason for r in self.reader.refusals if r.path == shown]
+            raise _Malformed(why[-1] if why else "not read")
+        return data
 
     def warn(self, source: str, reason: str) -> None:
         reason = _one_line(reason)
@@ -284,22 +300,22 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _text(path: Path) -> str:
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise _Malformed(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not read")
-    return path.read_text(encoding="utf-8")
+def _text(project: _Project, path: Path) -> str:
+    """The file as text (universal newlines), read through the project's confined reader
+    (:meth:`_Project.read_bytes`)."""
+    return project.read_bytes(path).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _toml(path: Path) -> dict[str, Any]:
+def _toml(project: _Project, path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(_text(path))
+        return tomllib.loads(_text(project, path))
     except tomllib.TOMLDecodeError as exc:
         raise _Malformed(f"not valid TOML ({exc})") from None
 
 
-def _json(path: Path) -> dict[str, Any]:
+def _json(project: _Project, path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(_text(path))
+        data = json.loads(_text(project, path))
     except json.JSONDecodeError as exc:
         raise _Malformed(f"not valid JSON ({exc})") from None
     return _table(data, "the top level")
@@ -412,7 +428,7 @@ def _requirement_decl(text: str, source: str, dev: bool, where: str) -> _Decl:
 
 
 def _read_pyproject(project: _Project, path: Path, rel: str) -> None:
-    data = _toml(path)
+    data = _toml(project, path)
     out: list[_Decl] = []
 
     def requirements(values: Any, where: str, dev: bool) -> None:
@@ -498,7 +514,7 @@ def _poetry_constraint(spec: Any, where: str) -> str | None:
 
 
 def _read_pipfile(project: _Project, path: Path, rel: str) -> None:
-    data = _toml(path)
+    data = _toml(project, path)
     for section, dev in (("packages", False), ("dev-packages", True)):
         for name, spec in _opt_table(data, section, "").items():
             where = f"[{section}] {name}"
@@ -519,7 +535,7 @@ def _read_requirements(project: _Project, path: Path, rel: str, dev: bool, seen:
     """A pip requirements file: requirement lines, ``-r`` includes inside the project folder;
     other options are skipped, and lines whose package version cannot be known warn."""
     seen.add(path.resolve())
-    lines = _logical_lines(_text(path))
+    lines = _logical_lines(_text(project, path))
     for lineno, line in lines:
         where = f"{rel}:{lineno}"
         if line.startswith("-"):
@@ -643,7 +659,7 @@ def _lock_packages(data: dict[str, Any], where: str = "[[package]]") -> list[dic
 def _read_uv_lock(project: _Project, path: Path, rel: str) -> None:
     lock = _Lock(rel, "python")
     root: dict[str, Any] | None = None
-    for package in _lock_packages(_toml(path)):
+    for package in _lock_packages(_toml(project, path)):
         source = package.get("source", {})
         if isinstance(source, dict) and "." in (source.get("editable"), source.get("virtual")):
             root = package
@@ -671,7 +687,7 @@ def _uv_deps(values: Any, where: str) -> list[str]:
 def _read_poetry_lock(project: _Project, path: Path, rel: str) -> None:
     """Poetry 1.x (``category = "dev"``) and 2.x (``groups = [...]``) lockfiles."""
     lock = _Lock(rel, "python")
-    for package in _lock_packages(_toml(path)):
+    for package in _lock_packages(_toml(project, path)):
         groups = package.get("groups")
         if groups is not None:
             dev = "main" not in _strings(groups, f"{package['name']} groups")
@@ -684,7 +700,7 @@ def _read_poetry_lock(project: _Project, path: Path, rel: str) -> None:
 
 def _read_pdm_lock(project: _Project, path: Path, rel: str) -> None:
     lock = _Lock(rel, "python")
-    for package in _lock_packages(_toml(path)):
+    for package in _lock_packages(_toml(project, path)):
         groups = package.get("groups")
         dev = groups is not None and "default" not in _strings(groups, "groups")
         name = package["name"]
@@ -693,7 +709,7 @@ def _read_pdm_lock(project: _Project, path: Path, rel: str) -> None:
 
 
 def _read_pipfile_lock(project: _Project, path: Path, rel: str) -> None:
-    data = _json(path)
+    data = _json(project, path)
     lock = _Lock(rel, "python")
     for section, dev in (("default", False), ("develop", True)):
         for name, entry in _opt_table(data, section, "").items():
@@ -738,7 +754,7 @@ _EXACT_SEMVER = re.compile(r"=?\s*v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z
 
 
 def _read_package_json(project: _Project, path: Path, rel: str) -> None:
-    data = _json(path)
+    data = _json(project, path)
     if isinstance(data.get("name"), str):
         project.own.add(normalise(data["name"], "npm"))
     if rel == "package.json":  # npm, yarn and bun workspaces: a list or {packages: [...]}
@@ -763,7 +779,7 @@ def _read_package_lock(project: _Project, path: Path, rel: str) -> None:
     """``package-lock.json`` / ``npm-shrinkwrap.json``: v2/v3 ``packages`` (top-level installs,
     ``node_modules/<name>``; the root package lists the direct dependencies), else v1
     ``dependencies`` (every top-level entry)."""
-    data = _json(path)
+    data = _json(project, path)
     lock = _Lock(rel, "npm")
     packages = data.get("packages")
     if packages is not None:
@@ -818,7 +834,7 @@ def _pnpm_version(raw: str) -> tuple[str | None, str | None]:
 def _read_pnpm_lock(project: _Project, path: Path, rel: str) -> None:
     """pnpm v6 to v9: ``importers['.']`` (or v6's top-level sections for a single project) lists
     the direct dependencies with their versions; without them, the ``packages`` keys."""
-    data = _yaml(_text(path))
+    data = _yaml(_text(project, path))
     lock = _Lock(rel, "npm")
     importers = _opt_table(data, "importers", "")
     importer = _table(importers.get(".", {}), "importers['.']") if importers else data
@@ -849,7 +865,7 @@ def _read_pnpm_lock(project: _Project, path: Path, rel: str) -> None:
 def _read_yarn_lock(project: _Project, path: Path, rel: str) -> None:
     """yarn.lock: berry (YAML with ``__metadata``; its root workspace lists the direct
     dependencies) or v1 (every entry)."""
-    text = _text(path)
+    text = _text(project, path)
     lock = _Lock(rel, "npm")
     if re.search(r"^__metadata:", text, flags=re.MULTILINE):
         entries = _yarn_berry(_yaml(text), lock)
@@ -935,7 +951,7 @@ def _read_bun_lock(project: _Project, path: Path, rel: str) -> None:
     install path to ``["name@version", ...]``; top-level installs only (``a/b`` is ``b``
     nested under ``a``, unless ``a`` is an ``@scope``). The root workspace (``workspaces['']``)
     lists the direct dependencies when it declares any."""
-    data = json.loads(_TRAILING_COMMA.sub(r"\1", _text(path)))
+    data = json.loads(_TRAILING_COMMA.sub(r"\1", _text(project, path)))
     if not isinstance(data, dict):
         raise _Malformed("not a JSON object")
     lock = _Lock(rel, "npm")
@@ -970,7 +986,7 @@ MAX_MEMBERS = 200
 
 def _read_pnpm_workspace(project: _Project, path: Path, rel: str) -> None:
     """``pnpm-workspace.yaml``: ``packages`` patterns (``!`` excludes)."""
-    patterns = _strings(_yaml(_text(path)).get("packages", []), "packages")
+    patterns = _strings(_yaml(_text(project, path)).get("packages", []), "packages")
     project.member_globs += [m for m in patterns if not m.startswith("!")]
     project.member_excludes += [m[1:] for m in patterns if m.startswith("!")]
 

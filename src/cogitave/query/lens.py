@@ -48,8 +48,8 @@ class LensResult:
 
 EXACT_DEPTH = 1000
 # Worker pools of a query: its dense lenses side by side, and its encoder call beside the BM25
-# lenses (a few workers: servers search from several threads).
-_POOL_SIZES = {"dense": 2, "encode": 4}
+# lenses (workers mostly wait on the query batcher while one of them runs the encoder).
+_POOL_SIZES = {"dense": 2, "encode": 16}
 _POOLS: dict[str, tuple[int, ThreadPoolExecutor]] = {}
 _POOLS_LOCK = threading.Lock()
 

@@ -6,22 +6,32 @@ The spec leaves the request's syntax open; this is the small, documented set:
   the collection; otherwise the text is an ordinary word). Emphatic.
 - ``+term``: emphatic: its dimension can never be the one the coherence gate forgives.
 - ``"a quoted phrase"``: emphatic, every word of it.
+- ``'a quoted message'`` (single quotes standing at word boundaries, as an error message
+  quotes a name: ``No module named 'x'``, ``'NoneType' object``): its words are ordinary
+  terms, and together they are matched whole like a compound (see :func:`phrases`). An
+  apostrophe inside a word (``don't``, ``user's``) is not a quote.
 - a word repeated in the query (``boots boots``) is emphatic.
 - ``-term``: excluded: nodes containing it are removed (BM25 must-not on every dimension).
   A signed number (``-2``, ``+5``, as in ``E2F-1, -2, -3``) and a command-line flag
   (``--port``, ``-D``) are text, not operators: ``hugo server --port 1314`` searches for the
   port flag instead of removing every page that mentions a port.
 - negation words (``not``, ``no``, ``without``, ``except``, ``excluding``, ``minus``, ``non``):
-  the word after one is *negated*: it is not routed and not searched for. Negation is also a
-  marker that disables the residual boost (the spec's rule). A negation word never excludes
-  nodes by itself: ``patients without diabetes`` must still find papers that mention diabetes.
+  the word itself is not searched for, and the word after one is marked *negated* but stays
+  an ordinary term, routed and searched: a pasted error message (``'NoneType' object is not
+  subscriptable``, ``No module named 'x'``) or a plain compound (``non blocking io``) must
+  find the page that says it. Negation is only a marker that disables the residual boost
+  (the spec's rule: "without X" must not pull X-like nodes up). It never excludes nodes:
+  ``patients without diabetes`` still finds papers that mention diabetes; only ``-term``
+  excludes.
+- exception names (``TypeError``, ``ModuleNotFoundError``) are one token each, kept whole
+  by the tokenizer, and ``TypeError:`` is the word, not a ``dim:`` prefix.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 
 from cogitave.expand import analysis
@@ -31,6 +41,8 @@ from cogitave.expand import analysis
 _COMPOUND = re.compile(r"(?<![\w\-/.])(?<!::)[^\W_]+(?:(?:[-/._]|::)[^\W_]+)+")
 MAX_PHRASE_WORDS = 8
 NEGATION_WORDS = frozenset({"not", "no", "without", "except", "excluding", "minus", "non"})
+# ``'a quoted message'``: the quote marks stand at word boundaries (not ``don't``).
+_SINGLE_QUOTED = re.compile(r"(?<![\w'])(?P<sign>-)?'(?P<text>[^'\n\"]+)'(?![\w'])")
 _PIECE = re.compile(
     r'(?P<sign>[+-])?(?:(?P<dim>[A-Za-z_][A-Za-z0-9_]*):)?(?:"(?P<phrase>[^"]*)"?|(?P<word>[^\s"]+))'
 )
@@ -57,8 +69,8 @@ class ParsedQuery:
 
     @property
     def positive(self) -> tuple[QueryTerm, ...]:
-        """Terms to search for: neither negated nor excluded."""
-        return tuple(t for t in self.terms if not (t.negated or t.excluded))
+        """Terms to search for: every term but the excluded (a negated one included)."""
+        return tuple(t for t in self.terms if not t.excluded)
 
     @property
     def excluded(self) -> tuple[str, ...]:
@@ -77,6 +89,7 @@ def parse(query: str, dimensions: Collection[str]) -> ParsedQuery:
     markers: list[str] = []
     plain: list[str] = []
     negate_next = False
+    quoted = _single_quoted(query)
     for m in _PIECE.finditer(query):
         sign, dim, phrase, word = (
             m.group("sign"),
@@ -96,7 +109,7 @@ def parse(query: str, dimensions: Collection[str]) -> ParsedQuery:
         if not toks:
             continue
         bare = sign is None and dim is None and phrase is None and len(toks) == 1
-        if bare and toks[0] in NEGATION_WORDS:
+        if bare and toks[0] in NEGATION_WORDS and not quoted(m.start()):
             markers.append(toks[0])
             negate_next = True
             continue
@@ -119,11 +132,11 @@ def parse(query: str, dimensions: Collection[str]) -> ParsedQuery:
                 )
             )
         negate_next = False
-    counts = Counter(t.text for t in terms if not (t.negated or t.excluded))
+    counts = Counter(t.text for t in terms if not t.excluded)
     out: list[QueryTerm] = []
     seen: set[str] = set()
     for t in terms:
-        if t.negated or t.excluded:
+        if t.excluded:
             out.append(t)
             continue
         if t.text in seen:  # a repeated word is one emphatic term
@@ -135,11 +148,26 @@ def parse(query: str, dimensions: Collection[str]) -> ParsedQuery:
     return ParsedQuery(tuple(out), tuple(markers), " ".join(plain))
 
 
+def _single_quoted(query: str) -> Callable[[int], bool]:
+    """Whether a position of ``query`` lies inside a ``'quoted message'``."""
+    spans = [
+        (m.start(), m.end())
+        for m in _SINGLE_QUOTED.finditer(query)
+        if query.count('"', 0, m.start()) % 2 == 0
+    ]
+    return lambda pos: any(a <= pos < b for a, b in spans)
+
+
 def phrases(query: str) -> tuple[tuple[str, ...], ...]:
-    """The query's compounds (``one-to-many``) and quoted phrases (``"read one row"``) as
-    the stems the index holds, in order: two to :data:`MAX_PHRASE_WORDS` words each, an
-    excluded one (``-"a b"``, ``-x-y``) left out."""
+    """The query's compounds (``one-to-many``) and quoted phrases (``"read one row"``,
+    ``'a quoted message'``) as the stems the index holds, in order: two to
+    :data:`MAX_PHRASE_WORDS` words each, an excluded one (``-"a b"``, ``-x-y``) left out."""
     out: dict[tuple[str, ...], None] = {}
+    singles = {
+        m.start(): m.group("text")
+        for m in _SINGLE_QUOTED.finditer(query)
+        if not m.group("sign") and query.count('"', 0, m.start()) % 2 == 0
+    }
     for m in _PIECE.finditer(query):
         word = m.group("word")
         flag = m.group("dim") is None and word is not None and _not_an_operator(word)
@@ -150,6 +178,8 @@ def phrases(query: str) -> tuple[tuple[str, ...], ...]:
         else:  # the whole piece: ``std::fs`` is read as a ``dim:`` prefix by the pattern
             piece = m.group(0).lstrip("+-/")  # ``--root-path``, ``/api/v1``: words too
             texts = [c.group(0) for c in _COMPOUND.finditer(piece)]
+        if m.start() in singles or m.start() + 1 in singles:  # a message opens here
+            texts.insert(0, singles[m.start() if m.start() in singles else m.start() + 1])
         for text in texts:
             stems = tuple(analysis.stems(text))
             if 2 <= len(stems) <= MAX_PHRASE_WORDS:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from cogitave.config import Settings
@@ -41,6 +41,9 @@ from cogitave.service.args import (
 )
 from cogitave.service.render import AnswerBudget
 from cogitave.store.roots import RootInfo
+
+if TYPE_CHECKING:
+    from cogitave.libraries.collection import LibraryCollection
 
 NODES_PATH = "/nodes/"
 
@@ -603,6 +606,25 @@ def settings(reader: Reader, sets: Sequence[str] = (), file: Path | None = None)
     before = reader.root
     rid = configure(base.with_sets(sets))
     return SettingsAnswer(reader.port().settings, rid, rid != before)
+
+
+def library_settings(
+    collection: LibraryCollection, sets: Sequence[str] = (), file: Path | None = None
+) -> SettingsAnswer:
+    """:func:`settings` of a collection of libraries: every library version carries them, so
+    one that holds none yet has nowhere to keep them."""
+    current = collection.settings()
+    if file is None and not sets:
+        return SettingsAnswer(current, collection.root)
+    if not collection.manifest.libraries:
+        raise InputError(
+            f"{collection.path} holds no library yet: its settings are kept with its library "
+            "versions (index or import one first)"
+        )
+    base = Settings.load(file) if file is not None else current
+    before = collection.root
+    rid = collection.configure(base.with_sets(sets))
+    return SettingsAnswer(collection.settings(), rid, rid != before)
 
 
 # -- JSON -------------------------------------------------------------------------------------

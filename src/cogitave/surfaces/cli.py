@@ -20,6 +20,7 @@ import typer
 from cogitave import indexing
 from cogitave.errors import CogitaveError, InputError
 from cogitave.indexing import SourceSpec
+from cogitave.printable import printable
 from cogitave.surfaces import cli_options as site
 from cogitave.surfaces import terminal
 from cogitave.surfaces.cli_options import (
@@ -34,9 +35,12 @@ from cogitave.surfaces.cli_options import (
     JsonOpt,
     LibrariesOpt,
     LibraryOpt,
+    PackOutputOpt,
+    PackRegistryOpt,
     ProjectOpt,
     QuietOpt,
     RayOpt,
+    RegistryOpt,
     ReplaceOpt,
     SchemaOpt,
     SettingsSetOpt,
@@ -97,8 +101,9 @@ def _reader(collection: Path, project: Path | None, **kw: Any) -> Reader:
 
 @app.command()
 def index(
-    source: IndexSourceArg,
     collection: CollectionOpt,
+    source: IndexSourceArg = None,
+    registry: RegistryOpt = None,
     fmt: FormatOpt = "auto",
     library: LibraryOpt = None,
     version: VersionOpt = None,
@@ -131,14 +136,20 @@ def index(
     concurrency: site.ConcurrencyOpt = 4,
     rate: site.RateOpt = 10.0,
     all_languages: site.LanguagesOpt = False,
+    max_time: site.MaxTimeOpt = 3600.0,
 ) -> None:
     """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
     ones replaced, vanished ones deleted; nothing changed, no new root. A site is crawled
     (robots.txt, sitemaps, llms.txt, links; conditional requests on a re-sync), a git
-    repository cloned shallow into the cache."""
+    repository cloned shallow into the cache. Without SOURCE: --library NAME@VERSION imported
+    from a registry of packs (--registry, else the libraries.registries setting)."""
+    if source is None or registry is not None:
+        terminal.import_from_registry(collection, source, library, version, registry, replace,
+                                      quiet)  # fmt: skip
+        return
     crawl = {"scope": scope, "include": include, "exclude": exclude, "max_pages": max_pages,
              "max_failures": max_failures, "render": render, "concurrency": concurrency,
-             "rate": rate, "all_languages": all_languages}  # fmt: skip
+             "rate": rate, "all_languages": all_languages, "max_time": max_time}  # fmt: skip
     where = indexing.locate_source(source, crawl, base_url)
     spec = SourceSpec(where, collection, fmt, schema, skip_bad, name, add_only, base_url,
                       tuple(allow_outside or ()), library, version, replace,
@@ -288,9 +299,14 @@ def libraries(
 def pack(
     collection: CollectionOpt,
     library: Annotated[str, typer.Option("--library", help="NAME@VERSION to pack.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The pack file to write.")],
+    output: PackOutputOpt = None,
+    registry: PackRegistryOpt = None,
 ) -> None:
-    """Write one library version as a portable pack (cogitave index FILE imports it)."""
+    """Write one library version as a portable pack (cogitave index FILE imports it), to a
+    file (-o), into a registry folder (--registry: named in its index.json), or both."""
+    if registry is not None or output is None:
+        terminal.publish_pack(collection, library, registry, output)
+        return
     info = indexing.export_pack(collection, library, output)
     out.print(f"packed {info.library}: {info.objects} objects, {info.bytes:,} bytes -> {output}",
               markup=False)  # fmt: skip
@@ -309,10 +325,8 @@ def settings(
     """Show the collection's settings; with --set or --file, publish them in a new root
     (nothing is re-indexed). --set encoder=NAME moves the collection to another encoder:
     every node is embedded again (a progress bar shows how long), in a new root."""
-    from cogitave.service import ops
-
     sets = terminal.move_encoder(collection, list(set_ or ()), quiet=quiet, as_json=as_json)
-    answer = ops.settings(indexing.open_reader(collection), sets, file)
+    answer = terminal.settings_answer(collection, sets, file)
     if as_json:
         sys.stdout.write(json.dumps(answer.settings.to_dict()) + "\n")
         return
@@ -338,10 +352,18 @@ def encoders(as_json: JsonOpt = False) -> None:
 
 @app.command()
 def verify(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
-    """Check HEAD and every retained root (hashes, objects, indexes, counts); exit 1 if bad."""
+    """Check HEAD and every retained root (hashes, objects, indexes, counts); exit 1 if bad.
+    A collection of libraries: LIBRARIES.json, every version's collection, the shared graph,
+    and leftovers of killed writers, each problem with its repair."""
+    from cogitave.libraries.layout import is_library_collection
+    from cogitave.libraries.verify import verify_libraries
     from cogitave.store.verify import verify_collection
 
-    report = verify_collection(collection)
+    report: Any = (
+        verify_libraries(collection)
+        if is_library_collection(collection)
+        else verify_collection(collection)
+    )
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict()) + "\n")
     else:
@@ -479,7 +501,13 @@ def main() -> None:
     except CogitaveError as e:
         sys.stderr.write(f"error[{e.code}]: {' '.join(e.message.split())}\n")
         sys.exit(2 if isinstance(e, InputError) or e.http_status < 500 else 1)
-    except (typer.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt) as e:
+        # click turns an EOFError into Abort too: one that escaped is a fault, not Ctrl-C
+        cause = e.__cause__ or e.__context__
+        if isinstance(cause, EOFError):
+            why = printable(f"{type(cause).__name__}: {cause}", 200)
+            sys.stderr.write(f"error[internal]: unexpected end of data ({why})\n")
+            sys.exit(1)
         err.print("aborted")
         sys.exit(130)
     except Exception as e:

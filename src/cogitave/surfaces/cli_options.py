@@ -34,7 +34,8 @@ FormatOpt = Annotated[
         "--format",
         "-f",
         help=" | ".join(FORMATS) + " (smart: CISI, CACM, ...; docs: MkDocs, Hugo, Docusaurus, "
-        "VitePress, Sphinx, Markdown/MDX/RST folder; markdown is the same)",
+        "VitePress, Sphinx, Markdown/MDX/RST folder; markdown is the same; pyapi: an installed "
+        "Python package's API, a package folder or a site-packages with --library)",
     ),
 ]
 BaseUrlOpt = Annotated[
@@ -55,7 +56,11 @@ AllowOutsideOpt = Annotated[
 SchemaOpt = Annotated[Path | None, typer.Option(help="Schema file (TOML).")]
 LibraryOpt = Annotated[
     str | None,
-    typer.Option("--library", help="The library SOURCE documents (default: as its docs say)."),
+    typer.Option(
+        "--library",
+        help="The library SOURCE documents (default: as its docs say); of a site-packages, "
+        "the distribution to read.",
+    ),
 ]
 VersionOpt = Annotated[
     str | None, typer.Option("--version", help="Its version (default: as its docs say).")
@@ -95,10 +100,30 @@ SettingsSetOpt = Annotated[
     ),
 ]
 IndexSourceArg = Annotated[
-    str,
+    str | None,
     typer.Argument(
         help="File or folder, a docs site URL (https://...), or a git repository "
-        "(git+https://host/org/repo\\[@REF]\\[#SUBDIR], a bare repository's path)."
+        "(git+https://host/org/repo\\[@REF]\\[#SUBDIR], a bare repository's path). "
+        "Omitted: --library NAME@VERSION from a registry of packs (--registry, else the "
+        "libraries.registries setting).",
+        metavar="SOURCE",
+    ),
+]
+PackOutputOpt = Annotated[
+    Path | None, typer.Option("--output", "-o", help="The pack file to write.")
+]
+PackRegistryOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--registry", help="A registry folder: the pack written there and named in its index."
+    ),
+]
+RegistryOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--registry",
+        help="A registry of packs (a folder, file:// or http(s) URL holding index.json): "
+        "import --library NAME@VERSION from it instead of indexing a SOURCE.",
     ),
 ]
 
@@ -142,6 +167,15 @@ ConcurrencyOpt = Annotated[
 RateOpt = Annotated[
     float,
     typer.Option("--rate", min=0, help="Site: requests started per second per host (0: no limit)."),
+]
+MaxTimeOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-time",
+        min=1,
+        help="Site: seconds the whole crawl may take; past them it stops and indexes what it "
+        "read (said in the report).",
+    ),
 ]
 LanguagesOpt = Annotated[
     bool,

@@ -32,6 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cogitave.errors import CogitaveError
+from cogitave.printable import printable
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -124,7 +125,8 @@ def sync_line(res: IndexResult) -> str:
     pub = res.published
     if pub is None and res.shards is None:  # an index pack
         return (
-            f"imported {res.library} from {res.source}: {res.live} nodes, nothing embedded; "
+            f"imported {printable(res.library)} from {printable(res.source)}: {res.live} nodes, "
+            "nothing embedded; "
             f"root {res.root[:12]}"
         )
     head = f"indexed {res.read} nodes ({len(res.skipped)} skipped) from {res.source}: "
@@ -279,10 +281,13 @@ def libraries_table(libraries: Sequence[Any]) -> Table:
             note = "*" if v.default else ""
             if v.version_match:
                 note += " " + choice_text(v.version_match, v.wanted)
-            t.add_row(lib.name, v.version, str(v.pages), str(v.nodes), v.source,
-                      (v.commit or "-")[:12], v.indexed_at, note.strip())  # fmt: skip
+            # what a pack or a crawl recorded: escaped, bounded, and never read as markup
+            cells = (lib.name, v.version, str(v.pages), str(v.nodes), v.source,
+                     (v.commit or "-")[:12], v.indexed_at, note.strip())  # fmt: skip
+            t.add_row(*(Text(printable(c, 200)) for c in cells))
         if lib.project and lib.project.startswith("none"):
-            t.add_row(lib.name, "-", "", "", "", "", "", f"not read: {lib.project}")
+            cells = (lib.name, "-", "", "", "", "", "", f"not read: {lib.project}")
+            t.add_row(*(Text(printable(c, 200)) for c in cells))
     return t
 
 
@@ -320,6 +325,68 @@ def index(
     for one in (res, *res.others):
         out.print(sync_line(one), markup=False, soft_wrap=True)
     return res
+
+
+def import_from_registry(
+    collection: Path,
+    source: str | None,
+    library: str | None,
+    version: str | None,
+    registry: str | None,
+    replace: bool,
+    quiet: bool,
+) -> Any:
+    """``index --library NAME@VERSION [--registry R]`` without a SOURCE: import a library
+    version from a registry of packs and say what arrived."""
+    from cogitave import indexing
+    from cogitave.errors import InputError
+
+    if source is not None:
+        raise InputError("--registry imports a pack: give it without a SOURCE")
+    if library is None:
+        raise InputError("give a SOURCE to index, or --library NAME@VERSION to import")
+
+    with progress_bar(not quiet) as bar:
+        res = indexing.import_from_registry(
+            collection, library, version, registry, replace=replace, progress=bar
+        )
+    e = res.library
+    out.print(
+        f"imported {e.ref} from registry {res.registry}: {e.nodes} nodes, {res.bytes:,} bytes, "
+        f"root {e.root[:12]} (nothing embedded)",
+        markup=False,
+        soft_wrap=True,
+    )
+    return res
+
+
+def publish_pack(
+    collection: Path, library: str, registry: Path | None, output: Path | None
+) -> None:
+    """``pack --registry DIR [-o FILE]``: publish a library version into a registry folder
+    (and copy its pack to FILE)."""
+    from cogitave import indexing
+    from cogitave.errors import InputError
+
+    if registry is None:
+        raise InputError("give -o FILE, --registry FOLDER, or both")
+    entry = indexing.publish_pack(collection, library, registry, output)
+    where = f"{registry / entry.url}" + (f" and {output}" if output else "")
+    out.print(f"published {entry.ref} ({entry.encoder or 'no encoder'}) -> {where}; "
+              f"{registry / 'index.json'} updated", markup=False, soft_wrap=True)  # fmt: skip
+
+
+def settings_answer(collection: Path, sets: list[str], file: Path | None) -> Any:
+    """The settings of a collection: plain, sharded (shown only) or of libraries
+    (``settings``)."""
+    from cogitave import indexing
+    from cogitave.libraries.collection import LibraryCollection
+    from cogitave.libraries.layout import is_library_collection
+    from cogitave.service import ops
+
+    if is_library_collection(collection):
+        return ops.library_settings(LibraryCollection.open(collection), sets, file)
+    return ops.settings(indexing.open_reader(collection), sets, file)
 
 
 def watch(spec: SourceSpec, debounce: int) -> None:
@@ -375,13 +442,14 @@ def project_report(pins: Any) -> None:
     if pins is None:
         err.print("warning: this collection holds one library; --project pins nothing")
         return
+    # a cloned project's files wrote these: escaped and bounded before a terminal shows them
     for w in pins.warnings:
-        err.print(f"warning: {w}", markup=False)
+        err.print(f"warning: {printable(w, 400)}", markup=False)
     for d in pins.dependencies:
         if d.library is not None:
             read = f"{d.library}@{d.version}" if d.version else "not read unless named"
-            err.print(f"{d.package}: {read} ({d.match}: {d.reason})",
-                      markup=False, highlight=False)  # fmt: skip
+            line = f"{d.package}: {read} ({d.match}: {d.reason})"
+            err.print(printable(line, 400), markup=False, highlight=False)
 
 
 def move_encoder(collection: Path, sets: list[str], *, quiet: bool, as_json: bool) -> list[str]:

@@ -1,10 +1,12 @@
 """Helpers the crawler tests share: a docs site served on 127.0.0.1 from this process (static
-pages with ETags, or a folder a generator built), pages of HTML, fast crawl manners, and the
-real generators (Sphinx, MkDocs with Material) building small sites once per session."""
+pages with ETags, or a folder a generator built), pages of HTML, fast crawl manners, a
+forward proxy that lets a local server play a public host, and the real generators (Sphinx,
+MkDocs with Material) building small sites once per session."""
 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import shutil
 import subprocess
 import sys
@@ -18,6 +20,7 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -128,6 +131,67 @@ def serve(routes: dict[str, Route] | None = None, folder: Path | None = None) ->
     """A :class:`Server` running for the ``with`` block."""
     with Server(routes, folder) as s:
         yield s
+
+
+class Proxy:
+    """A forward HTTP proxy on 127.0.0.1 (``HTTP_PROXY``): a request for a host in ``hosts``
+    (``docs.example.com``) goes to that local :class:`Server`, one for ``127.0.0.1:PORT`` or
+    ``localhost:PORT`` to that port, so a crawl can start on a name a test resolver calls
+    public. Every host asked for is counted in ``hits``."""
+
+    def __init__(self, hosts: dict[str, Server]) -> None:
+        self.hits: Counter[str] = Counter()
+        proxy = self
+
+        class Handler(SimpleHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+            def do_GET(self) -> None:
+                parts = urlsplit(self.path)
+                proxy.hits[parts.netloc] += 1
+                server = hosts.get(parts.netloc)
+                port = server.httpd.server_address[1] if server else parts.port or 80
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                path = parts.path + (f"?{parts.query}" if parts.query else "")
+                heads = {k: v for k, v in self.headers.items() if k.lower() != "proxy-connection"}
+                try:
+                    conn.request("GET", path or "/", headers=heads)
+                    res = conn.getresponse()
+                    body = res.read()
+                except OSError:
+                    self.send_response(502)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(res.status)
+                for k, v in res.getheaders():
+                    if k.lower() not in ("content-length", "transfer-encoding", "connection"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> Proxy:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def public(*names: str) -> Callable[[str], list[str]]:
+    """A resolver for which ``names`` are public hosts (and every other name unknown)."""
+    return lambda host: ["93.184.216.34"] if host in names else []
 
 
 # -- real generators ---------------------------------------------------------------------------

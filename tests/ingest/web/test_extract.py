@@ -160,6 +160,28 @@ def test_code_language_marks() -> None:
         ("<pre data-language='ts'><code>x</code></pre>", "typescript"),
         ("<pre><code class='lang-go'>x</code></pre>", "go"),
         ("<div><pre>x</pre></div>", "text"),
+        # Sphinx's wrapper above a line-number table; `default`: Python when Pygments lexed it
+        ("<div class='highlight-rust notranslate'><table class='highlighttable'><tr>"
+         "<td class='linenos'><pre>1</pre></td><td class='code'><div class='highlight'>"
+         "<pre>fn</pre></div></td></tr></table></div>", "rust"),
+        ("<div class='highlight-default notranslate'><div class='highlight'><pre><span></span>"
+         "<span class='kn'>import</span> os</pre></div></div>", "python"),
+        ("<div class='highlight-default notranslate'><div class='highlight'><pre><span></span>"
+         "$ make</pre></div></div>", "text"),
     ):  # fmt: skip
         root = lxml_html.fragment_fromstring(snippet, create_parent="div")
-        assert code_language(root.xpath(".//pre")[0]) == language, snippet
+        assert code_language(root.xpath(".//pre")[-1]) == language, snippet
+
+
+def test_a_table_of_contents_label_is_not_a_breadcrumb() -> None:
+    html = """<html><head><title>Templates</title></head><body>
+    <div class="related" role="navigation"><ul>
+      <li class="nav-item nav-item-0"><a href="index.html">Contents:</a> &#187;</li>
+      <li class="nav-item nav-item-1"><a href="api.html">API</a> &#187;</li>
+    </ul></div>
+    <div class="bodywrapper"><div class="body" role="main">
+      <h1>Templates</h1><p>Template designer documentation, long enough to be a page.</p>
+    </div></div><div class="sphinxsidebar"></div></body></html>"""
+    ex = extract(html, "https://jinja.example/templates.html", link)
+    assert ex is not None and ex.generator == "sphinx"
+    assert [t for t, _ in ex.breadcrumb] == ["API"]

@@ -24,9 +24,11 @@ from cogitave.ingest.docs.frontmatter import (
 )
 from cogitave.ingest.docs.includes import expand_snippets
 from cogitave.ingest.docs.mdx import to_markdown
+from cogitave.ingest.docs.myst import myst_markdown
 from cogitave.ingest.docs.parse import myst_targets
 from cogitave.ingest.docs.paths import RST_SUFFIXES, strip_md
 from cogitave.ingest.docs.rst import parse_rst
+from cogitave.ingest.docs.rst_markdown import render_markdown
 from cogitave.ingest.docs.sphinx import RstSource, render_all
 from cogitave.ingest.records import Problem, check_uid
 
@@ -99,9 +101,14 @@ def _read(b: Builder, file: Path, nav_titles: dict[str, str]) -> None:
             included = b.read_include(file, path, line)
             return included[0] if included else None
 
-        doc = parse_rst(text, uid, shown, found)
+        doc = parse_rst(text, uid, shown, found, b.site.substitutions, b.site.api)
         for path, line, reason in doc.refused:
             b.reader.refuse(f"{shown}:{line}", path, reason)
+        for name, line, why in doc.autodoc:
+            if why:
+                b.tally.autodoc_missing.append(f"{shown}:{line}: {name} ({why})")
+            else:
+                b.tally.autodoc_read += 1
         b.rst[uid] = RstSource(file, rel, doc)
         return
     front = split_front_matter(text)
@@ -113,6 +120,8 @@ def _read(b: Builder, file: Path, nav_titles: dict[str, str]) -> None:
         body = to_markdown(body, mdx=site.shape != "vitepress" or rel.endswith(".mdx"))
     if "8<-" in body:
         body = expand_snippets(body, lambda p: b.read_include(file, p))
+    if site.shape == "sphinx" and ("{" in body):
+        body = _myst(b, body, uid, file, shown)
     targets: dict[int, str] = {}
     if site.shape == "sphinx" and ")=" in body:
         body, targets = myst_targets(body)
@@ -127,6 +136,21 @@ def _read(b: Builder, file: Path, nav_titles: dict[str, str]) -> None:
         del b.pages[uid]
         b.snippets.add(uid)
         b.tally.unpublished.append(f"{shown}: {unbuilt.reason}")
+
+
+def _myst(b: Builder, body: str, uid: str, file: Path, shown: str) -> str:
+    """A MyST page's directives and roles as Markdown; ``{eval-rst}`` blocks rendered as the
+    tree's reStructuredText pages are (roles as code: the page's links are its own)."""
+
+    def read(path: str, line: int = 0) -> str | None:
+        found = b.read_include(file, path, line)
+        return found[0] if found else None
+
+    def render_rst(text: str) -> str:
+        doc = parse_rst(text, uid, shown, read, b.site.substitutions)
+        return render_markdown(doc, lambda _x: None, lambda _d, p: b.read_include(file, p)).markdown
+
+    return myst_markdown(body, render_rst, lambda p: b.read_include(file, p))
 
 
 def _target_of(page: Page, line: int) -> tuple[str, str, str]:

@@ -1,9 +1,30 @@
 """reStructuredText pages (Sphinx source trees, built ``_sources/*.rst.txt``) -> Markdown + facts.
 
 Parsing is docutils' own parser. Sphinx's directives and roles are registered for the parse
-(``toctree``, ``code-block``, ``literalinclude``, the Python domain, ``versionadded``, ...);
-any other unknown directive keeps its content and any unknown role keeps its text, so a page
-never fails on an extension it does not know. File inclusion and raw HTML are off in docutils:
+(``toctree``, ``code-block``, ``literalinclude``, the Python domain, ``versionadded``, ...),
+and every other directive, role and substitution has a defined outcome, so a page never fails
+on an extension it does not know and never loses its text:
+
+- a container Sphinx or a common extension defines (``only``, ``tab``, ``tab-item``,
+  ``dropdown``, ``card``, ...): its body parsed as reStructuredText, a title argument kept;
+- an object description of another domain (``c:function``, ``js:class``, ``option``,
+  ``envvar``, ``http:get``, ...): its signatures as code, its body parsed;
+- an unknown directive whose name says code (``example``, ``code``, ``run``, ``console``,
+  ``doctest``, ``repl``, ``shell``, ``execute``, ``ipython``, ``plot``, and grammars and
+  diagrams: ``productionlist``, ``graphviz``, ``mermaid``; click's ``.. click:example::``)
+  or whose body looks like code: a literal block holding the body byte for byte (dedented
+  by the body's indentation only; tabs and trailing spaces as written), its language from
+  a ``:language:`` option or a one-word argument, else ``python`` for a ``>>>`` session or
+  a decorator, else none;
+- any other unknown directive: its argument and body kept as plain text, not parsed (its
+  markup shown as written);
+- ``.. math::``: the formula as written between ``$$`` lines;
+- a role: a link when it names something the tree holds, else its text as code (an unknown
+  role's too, as the default role's ```text```);
+- ``|version|``, ``|release|``: from ``conf.py`` when it sets them to literals (the caller
+  passes them); any other substitution the page does not define stays as written.
+
+File inclusion and raw HTML are off in docutils:
 ``include`` and ``literalinclude`` are read by the caller (through the tree's confined reader),
 includes of includes at most :data:`~cogitave.ingest.confined.MAX_INCLUDE_DEPTH` deep and
 :data:`MAX_INCLUDES` a page.
@@ -17,10 +38,10 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from docutils import frontend, nodes, utils
 from docutils.parsers.rst import Directive, Parser, directives, roles
@@ -41,21 +62,68 @@ PY_OBJECTS = {
     "coroutinemethod": "method", "property": "attribute", "type": "data",
 }  # fmt: skip
 _CLASSLIKE = frozenset(("class", "exception"))
+# autodoc's directives: the objects they name are read from the package's source
+# (:class:`~cogitave.ingest.pyapi.read.ApiIndex`), never imported.
+AUTODOC = frozenset(
+    ("automodule", "autoclass", "autofunction", "automethod", "autodata", "autoattribute",
+     "autoexception", "autoproperty", "autodecorator")
+)  # fmt: skip
+_AUTO_KIND = {"module": "module", "class": "class", "exception": "exception",
+              "function": "function", "method": "method", "attribute": "attribute"}  # fmt: skip
+
+
+class ApiSource(Protocol):
+    """What autodoc directives read objects from (:class:`cogitave.ingest.pyapi.read.ApiIndex`
+    satisfies it)."""
+
+    def lookup(self, written: str) -> Any: ...
+
+    def members(self, entry: Any) -> list[Any]: ...
+
+
 _SIG_NAME = re.compile(r"^\s*(?:(?:async|class|final|abstract|static)\s+)*([\w.]+)")
 _REF_TARGET = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
 # Sphinx admonition-like directives: their text is kept under a bold label.
-_LABELLED = {
+LABELLED = {
     "versionadded": "Added in version", "versionchanged": "Changed in version",
     "deprecated": "Deprecated since version", "versionremoved": "Removed in version",
     "seealso": "See also", "impl-detail": "CPython implementation detail",
 }  # fmt: skip
 _CODE_DIRECTIVES = ("code-block", "sourcecode", "code")
+# Containers whose body is reStructuredText: Sphinx's own and the common extensions'
+# (sphinx-design, sphinx-tabs, sphinx-inline-tabs, sphinx.ext.todo/ifconfig); the value says
+# whether the argument is a title to show (``.. tab:: Linux``) or a condition (``only``).
+CONTAINERS = {
+    "only": False, "ifconfig": False, "hlist": False, "centered": True, "rst-class": False,
+    "cssclass": False, "div": False, "todo": False, "tabs": False,
+    "tab": True, "group-tab": True, "tab-set": False, "tab-item": True, "tab-set-code": False,
+    "card": True, "grid": False, "grid-item": False, "grid-item-card": True, "dropdown": True,
+    "card-carousel": False, "article-info": False,
+}  # fmt: skip
+# Object descriptions outside the Python domain: signatures in the argument, body in RST.
+DESCRIBE = frozenset(("option", "cmdoption", "envvar", "confval", "describe", "object"))
+# An unknown directive whose name holds one of these is code (``click:example``, ``runblock``,
+# ``jupyter-execute``, ``ipython``, ``code-tab``, ``shell-session``...).
+CODE_NAME = re.compile(
+    r"example|code|run|console|doctest|repl|shell|execute|ipython|plot|productionlist|"
+    r"graphviz|digraph|mermaid|uml"
+)
+_LANGUAGE = re.compile(r"[a-z][\w+#.-]{0,24}", re.I)
+# The first line of a body that is code: a prompt, a decorator, a definition, an import...
+_CODE_START = re.compile(
+    r"(>>>|\$ |% |In \[\d*\]:|@[\w.]+|#!|#include\b|(async\s+)?def \w|class \w+\s*[(:]|"
+    r"import \w|from [\w.]+ import\b|(fn|func|function|const|let|var|package|pub)\s+\w|"
+    r"[{\[<]\s*$|<\?xml|<!--)"
+)
+_CODE_LINE = re.compile(
+    r"[{};\[(]\s*$|[)\]}]\s*[;,]?\s*$|\s(=|==|=>|->|:=)\s|^\s*(#|//)|^\s*[\w.]+\("
+)
 _TEST_CODE = ("testcode", "testsetup", "testcleanup", "doctest", "testoutput")
 _DROPPED = (
     "index", "tabularcolumns", "sectionauthor", "moduleauthor", "codeauthor", "toctree-hidden",
-    "autosummary", "automodule", "autoclass", "autofunction", "automethod", "autodata",
-    "autoattribute", "autoexception", "currentmodule", "highlight", "highlightlang", "default-role",
-    "default-domain", "program", "meta", "raw",
+    "autosummary", "currentmodule", "highlight", "highlightlang", "default-role",
+    "default-domain", "program", "meta", "raw", "contents", "sectnum", "section-numbering",
+    "header", "footer", "target-notes", "todolist",
 )  # fmt: skip
 _LOCK = threading.Lock()
 # docutils' own directives that stay as they are; the rest (``class``, ``code``, ``include``,
@@ -100,6 +168,8 @@ class RstDoc:
     toctrees: list[Toctree] = field(default_factory=list)
     includes: list[tuple[str, int]] = field(default_factory=list)  # literalinclude paths
     refused: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, why)
+    autodoc: list[tuple[str, int, str]] = field(default_factory=list)
+    """Each object an autodoc directive named: (name, line, "" when found, else why not)."""
 
 
 @dataclass(frozen=True)
@@ -143,7 +213,8 @@ class _AnyOptions(dict[str, Any]):
 
 
 class _Generic(Directive):
-    """Unknown directives: the content is parsed and kept, arguments and options ignored."""
+    """A directive whose body is reStructuredText: the body parsed and kept, arguments and
+    options ignored."""
 
     optional_arguments = 99
     final_argument_whitespace = True
@@ -157,6 +228,170 @@ class _Generic(Directive):
         box = nodes.container()
         self.state.nested_parse(self.content, self.content_offset, box)
         return [box]
+
+
+class _Container(_Generic):
+    """A known container (``tab``, ``dropdown``, ``only``...): a title argument as a bold
+    paragraph (when the directive's argument is a title), the body parsed."""
+
+    optional_arguments = 1  # the whole argument, as written
+
+    def run(self) -> list[nodes.Node]:
+        box = nodes.container()
+        title = " ".join(" ".join(self.arguments).split())
+        if title and CONTAINERS.get(self.name):
+            head = nodes.paragraph()
+            head += nodes.strong(text=title)
+            box += head
+        if self.content:
+            self.state.nested_parse(self.content, self.content_offset, box)
+        return [box] if box.children else []
+
+
+class _Describe(_Generic):
+    """An object description outside the Python domain (``c:function``, ``option``,
+    ``http:get``): each signature as code, the body parsed."""
+
+    optional_arguments = 1  # the whole argument, as written
+
+    def run(self) -> list[nodes.Node]:
+        box = nodes.container()
+        for sig in "\n".join(self.arguments).split("\n"):
+            if sig.strip():
+                head = nodes.paragraph()
+                head += nodes.literal(text=sig.strip())
+                box += head
+        if self.content:
+            self.state.nested_parse(self.content, self.content_offset, box)
+        return [box] if box.children else []
+
+
+class _Unknown(_Generic):
+    """A directive nothing here knows: code (by its name or its body) as a literal block
+    holding the body as written, else its argument and body as plain text."""
+
+    optional_arguments = 1  # the whole argument, as written
+
+    def run(self) -> list[nodes.Node]:
+        argument = " ".join(self.arguments).strip()
+        # A body right below ``.. name::`` with no blank line: docutils reads its first
+        # paragraph as the argument; it is the body.
+        whole = bool(argument) and not self.block_text.split("\n", 1)[0].partition("::")[2].strip()
+        body = _raw_body(self, whole)
+        argument = "" if whole else argument
+        bare = self.name.rpartition(":")[2]
+        if body.strip() and (CODE_NAME.search(bare) or looks_like_code(body)):
+            language = str(self.options.get("language") or self.options.get("lang") or "")
+            caption = str(self.options.get("caption") or "")
+            if not language and argument:
+                if _LANGUAGE.fullmatch(argument):
+                    language = argument
+                else:
+                    caption = caption or argument
+            block = nodes.literal_block(body, body)
+            block["language"] = language or guess_language(body)
+            block["verbatim"] = True
+            if not caption:
+                return [block]
+            box = nodes.container()
+            box += nodes.paragraph(text=" ".join(caption.split()))
+            box += block
+            return [box]
+        out: list[nodes.Node] = []
+        if argument:
+            head = nodes.paragraph()
+            head += nodes.strong(text=" ".join(argument.split()))
+            out.append(head)
+        for chunk in re.split(r"\n\s*\n", body.strip("\n")):
+            if chunk.strip():
+                out.append(nodes.paragraph("", "", nodes.Text(chunk.lstrip())))
+        return out
+
+
+def _raw_body(d: Directive, whole: bool = False) -> str:
+    """A directive's body as written: docutils hands the lines with tabs expanded and
+    trailing whitespace removed; each line is read again from its source (the page or an
+    include) and dedented by the same number of columns, so only the body's indentation
+    goes. A line whose source is not known (or whose indentation a tab straddles) is kept
+    as docutils gives it. ``whole``: every line below the directive's own (a body written
+    without the blank line that parts it from an argument)."""
+    sources: dict[str, list[str]] = _state(d).sources
+    if whole:
+        given = d.block_text.split("\n")[1:]
+        indent = min((len(x) - len(x.lstrip()) for x in given if x.strip()), default=0)
+        given = [x[indent:] for x in given]
+        at = d.lineno - d.state_machine.input_offset - 1
+        src, offset = d.state_machine.input_lines.info(at)
+        where = [
+            (src, offset + 1 + k if isinstance(offset, int) else None) for k in range(len(given))
+        ]
+    else:
+        given = list(d.content)
+        where = list(d.content.items)
+    originals: list[str | None] = []
+    for k in range(len(given)):
+        src, offset = where[k] if k < len(where) else (None, None)
+        raw = sources.get(str(src), []) if src is not None else []
+        ok = isinstance(offset, int) and 0 <= offset < len(raw)
+        originals.append(raw[offset] if ok else None)  # type: ignore[index]
+    # The columns docutils took off: one number for the block, read off a line with text.
+    cut = next(
+        (
+            len(o.expandtabs(8).rstrip()) - len(g)
+            for o, g in zip(originals, given, strict=True)
+            if o is not None and g and o.expandtabs(8).rstrip().endswith(g)
+        ),
+        None,
+    )
+    out = [
+        _dedent_raw(o, g, cut) if o is not None and cut is not None else g
+        for o, g in zip(originals, given, strict=True)
+    ]
+    while out and not out[-1].strip():
+        out.pop()
+    return "\n".join(out)
+
+
+def _lines_as_written(text: str) -> list[str]:
+    """``text`` split into lines the way docutils splits its input (so line numbers agree),
+    tabs and trailing whitespace kept."""
+    return text.replace("\v", " ").replace("\f", " ").splitlines()
+
+
+def _dedent_raw(original: str, given: str, cut: int) -> str:
+    """``original`` (a source line) without its first ``cut`` columns of indentation (what
+    docutils took off ``given``); ``given`` when that is not whitespace or a tab straddles
+    the cut."""
+    if given and not original.expandtabs(8).rstrip().endswith(given):
+        return given
+    col = 0
+    for i, ch in enumerate(original):
+        if col == cut:
+            return original[i:]
+        if col > cut or ch not in " \t":
+            return given
+        col = col + 8 - col % 8 if ch == "\t" else col + 1
+    return given if col != cut else ""
+
+
+def looks_like_code(body: str) -> bool:
+    """A body that reads as code, not prose: it starts like code, or most of its lines have
+    code's punctuation and few end a sentence."""
+    lines = [line for line in body.split("\n") if line.strip()]
+    if not lines:
+        return False
+    if _CODE_START.match(lines[0].strip()):
+        return True
+    coded = sum(1 for line in lines if _CODE_LINE.search(line))
+    sentences = sum(1 for line in lines if line.rstrip().endswith((".", "?", "!")))
+    return coded * 10 >= len(lines) * 6 and sentences * 10 < len(lines) * 3
+
+
+def guess_language(body: str) -> str:
+    first = next((line.strip() for line in body.split("\n") if line.strip()), "")
+    if first.startswith(">>>") or re.match(r"@[\w.]+|(async\s+)?def \w|from [\w.]+ import", first):
+        return "python"
+    return ""
 
 
 class _Dropped(_Generic):
@@ -173,7 +408,7 @@ class _Labelled(_Generic):
     optional_arguments = 2
 
     def run(self) -> list[nodes.Node]:
-        label = _LABELLED.get(self.name, self.name)
+        label = LABELLED.get(self.name, self.name)
         version, rest = (
             (self.arguments[0], " ".join(self.arguments[1:])) if self.arguments else ("", "")
         )
@@ -198,7 +433,7 @@ class _Code(_Generic):
         language = self.arguments[0].strip() if self.arguments else default
         if self.name == "testoutput":
             language = "text"
-        text = "\n".join(self.content)
+        text = _raw_body(self)
         block = nodes.literal_block(text, text)
         block["language"] = language
         if "caption" in self.options:
@@ -253,6 +488,7 @@ class _Include(_Generic):
         # The included reStructuredText is parsed in place, as docutils' own include does.
         label = f"{path}#{st.included}"  # each insertion its own source: its own depth
         st.depth[label] = depth
+        st.sources[label] = _lines_as_written(text)
         self.state_machine.insert_input(string2lines(text, convert_whitespace=True), label)
         return []
 
@@ -328,6 +564,57 @@ class _PyObject(_Generic):
         return [node]
 
 
+class _Autodoc(_Generic):
+    """``.. autoclass:: name`` and its kin: the object read from the package's source (its
+    signature and docstring) and written out as the ``py:`` directive Sphinx would have made,
+    with ``:members:`` the documented members too; a name the source does not hold is
+    recorded (the report lists it) and shows nothing."""
+
+    def run(self) -> list[nodes.Node]:
+        st = _state(self)
+        written = " ".join(self.arguments).strip().split("(", 1)[0].strip()
+        if not written:
+            return []
+        if st.api is None:
+            st.doc.autodoc.append((written, self.lineno, "no package source to read it from"))
+            return []
+        found = st.api.lookup(written)
+        if found.entry is None and st.module and "." not in written:
+            found = st.api.lookup(f"{st.module}.{written}")
+        if found.entry is None:
+            st.doc.autodoc.append((written, self.lineno, found.reason))
+            return []
+        st.doc.autodoc.append((written, self.lineno, ""))
+        members = "members" in self.options
+        lines = _autodoc_lines(st.api, found.entry, members, "")
+        if self.content:  # text written under the directive follows the docstring
+            lines += ["", *("   " + line for line in self.content)]
+        self.state_machine.insert_input(lines, f"{written} (autodoc)")
+        return []
+
+
+def _autodoc_lines(api: ApiSource, entry: Any, members: bool, indent: str) -> list[str]:
+    """RST of one object as ``py:`` directives (members nested under a class)."""
+    kind = _AUTO_KIND.get(entry.kind, "data")
+    sig = str(entry.signature or "").strip()
+    sig = re.sub(r"^(?:async\s+)?(?:def|class)\s+", "", sig)
+    short = entry.name.rsplit(".", 1)[-1]
+    target = entry.name
+    if sig.startswith(short) and kind not in ("module", "attribute", "data"):
+        target = entry.name[: -len(short)] + sig  # the dotted name with its parameters
+    out = [f"{indent}.. py:{kind}:: {' '.join(target.split())}", ""]
+    body = indent + ("" if kind == "module" else "   ")  # a module's text follows it
+    doc = str(entry.docstring or "").expandtabs(4)
+    out += [body + line if line.strip() else "" for line in doc.splitlines()]
+    if kind in ("attribute", "data") and sig and sig != short:
+        out += ["", f"{body}``{' '.join(sig.split())}``"]
+    if members:
+        nested = body if kind in _CLASSLIKE else indent
+        for member in api.members(entry):
+            out += ["", *_autodoc_lines(api, member, member.kind == "class", nested)]
+    return out
+
+
 def _qualify(written: str, module: str, klass: str) -> str:
     """The full dotted name of an object declared as ``written`` in ``module`` and ``klass``
     (Sphinx's rule: a name that repeats the class is not prefixed twice)."""
@@ -346,6 +633,8 @@ class _ParseState:
     read: TextReader | None = None
     included: int = 0
     depth: dict[str, int] = field(default_factory=dict)  # inserted source -> include depth
+    sources: dict[str, list[str]] = field(default_factory=dict)  # source -> lines as written
+    api: ApiSource | None = None  # where autodoc directives read objects from
 
 
 def _state(d: Directive) -> _ParseState:
@@ -386,10 +675,11 @@ def _text_role(
     options: dict[str, Any] | None = None,
     content: list[str] | None = None,
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-    # Unknown roles (`:c:func:`, `:envvar:`, `:pep:`...) keep their text, shown as code.
+    # Unknown roles (`:c:func:`, `:envvar:`, `:foo:`...) keep their text, shown as code;
+    # `title <target>` shows the title.
     text = utils.unescape(text)
     m = _REF_TARGET.match(text)
-    return [nodes.literal(rawtext, m.group(1) or m.group(2) if m else text)], []
+    return [nodes.literal(rawtext, m.group(1) if m and m.group(1) else text)], []
 
 
 def _directive_for(name: str) -> type[Directive]:
@@ -398,6 +688,8 @@ def _directive_for(name: str) -> type[Directive]:
         return _PyObject
     if name in ("module", "currentmodule", "py:module", "py:currentmodule"):
         return _PyObject if bare == "module" else _Dropped
+    if name in AUTODOC or (name.startswith("py:") and name[3:] in AUTODOC):
+        return _Autodoc
     if name == "toctree":
         return _Toctree
     if name == "glossary":
@@ -408,11 +700,16 @@ def _directive_for(name: str) -> type[Directive]:
         return _Code
     if name == "literalinclude":
         return _LiteralInclude
-    if name in _LABELLED:
+    if name in LABELLED:
         return _Labelled
     if name in _DROPPED:
         return _Dropped
-    return _Generic
+    if name in CONTAINERS:
+        return _Container
+    domain, colon, kind = name.rpartition(":")
+    if name in DESCRIBE or (colon and domain and not CODE_NAME.search(kind)):
+        return _Describe  # ``c:function``, ``js:class``, ``http:get``, ``std:option``...
+    return _Unknown
 
 
 @contextmanager
@@ -449,10 +746,18 @@ def _sphinx_lookups() -> Iterator[None]:
 
 
 def parse_rst(
-    text: str, docname: str, source: str = "<rst>", read: TextReader | None = None
+    text: str,
+    docname: str,
+    source: str = "<rst>",
+    read: TextReader | None = None,
+    substitutions: Mapping[str, str] | None = None,
+    api: ApiSource | None = None,
 ) -> RstDoc:
     """Parse one page; never raises on markup (problems stay in the doctree, unreported).
-    ``read`` gives the text of a file an ``include`` names (None: not found or not allowed)."""
+    ``read`` gives the text of a file an ``include`` names (None: not found or not allowed);
+    ``substitutions``: the values of ``|name|`` the page does not define itself (Sphinx's
+    ``version`` and ``release``); ``api``: where autodoc directives read the objects they
+    name (None: they show nothing, and are recorded as unread)."""
     settings = frontend.get_default_settings(Parser)
     settings.report_level = 5  # keep docutils quiet: the report lists what matters
     settings.halt_level = 5
@@ -463,13 +768,24 @@ def parse_rst(
     settings.syntax_highlight = "none"
     document = utils.new_document(source, settings)
     doc = RstDoc(docname, document)
-    settings.cogitave_state = _ParseState(doc, read=read)
+    settings.cogitave_state = _ParseState(doc, read=read, api=api)
+    settings.cogitave_state.sources[source] = _lines_as_written(text)
     with _sphinx_lookups():
         Parser().parse(text, document)
     document.transformer.populate_from_components([])
+    _default_substitutions(document, substitutions or {})
     _apply_transforms(document)
     _collect_labels(doc)
     return doc
+
+
+def _default_substitutions(document: nodes.document, values: Mapping[str, str]) -> None:
+    """``|version|`` and the like, where the page defines no substitution of that name (as
+    Sphinx's ``DefaultSubstitutions``); one with no value stays as written."""
+    for ref in list(document.findall(nodes.substitution_reference)):
+        name = ref.get("refname", "")
+        if name in values and name not in document.substitution_defs:
+            ref.parent.replace(ref, nodes.Text(values[name]))
 
 
 def _apply_transforms(document: nodes.document) -> None:

@@ -34,7 +34,9 @@ _UNDERSCORE = re.compile(r"(?<![\w])_|_(?![\w])")
 def _escape(text: str) -> str:
     text = _ESCAPE.sub(r"\\\1", text)
     text = _UNDERSCORE.sub(r"\\_", text)
-    return re.sub(r"^(\s*)([#>+-]|\d+\.)(\s)", r"\1\\\2\3", text, flags=re.M)
+    text = re.sub(r"^(\s*)([#>+-]|\d+\.)(\s)", r"\1\\\2\3", text, flags=re.M)
+    # a line of ``=`` or ``-`` (an underline in text kept as written) is no heading's
+    return re.sub(r"^(\s*)([=-])(?=[=-]*[ \t]*$)", r"\1\\\2", text, flags=re.M)
 
 
 @dataclass
@@ -84,8 +86,13 @@ class _Renderer:
             return [f"**{self.inline(node)}**"]
         if isinstance(node, nodes.paragraph):
             return [self.inline(node)]
+        if isinstance(node, nodes.math_block):  # `.. math::`: the formula as written
+            return [f"$$\n{node.astext().strip()}\n$$"]
         if isinstance(node, nodes.doctest_block):
             return [self.fence(node.astext(), "pycon")]
+        if isinstance(node, nodes.literal_block) and node.get("verbatim"):
+            # code kept as written (an unknown directive's body): no language is none
+            return [self.fence(node.astext(), node.get("language") or "", verbatim=True)]
         if isinstance(node, nodes.literal_block):
             language = node.get("language") or self._classes_language(node)
             return [self.fence(node.astext(), language or "text")]
@@ -197,11 +204,12 @@ class _Renderer:
         )
 
     @staticmethod
-    def fence(code: str, language: str) -> str:
+    def fence(code: str, language: str, verbatim: bool = False) -> str:
+        """A fenced block; ``verbatim``: the code's trailing whitespace kept too."""
         ticks = "```"
         while ticks in code:
             ticks += "`"
-        return f"{ticks}{language}\n{code.rstrip()}\n{ticks}"
+        return f"{ticks}{language}\n{code if verbatim else code.rstrip()}\n{ticks}"
 
     @staticmethod
     def _classes_language(node: nodes.Element) -> str:
@@ -218,7 +226,8 @@ class _Renderer:
     def inline_one(self, node: nodes.Node) -> str:
         if isinstance(node, nodes.Text):
             return _escape(node.astext())
-        if isinstance(node, nodes.literal):
+        if isinstance(node, nodes.literal | nodes.title_reference | nodes.math):
+            # a literal, the default role's `text` and math: code, as written
             return _code(node.astext())
         if isinstance(node, nodes.emphasis):
             return f"*{self.inline(node)}*"

@@ -2,7 +2,8 @@
 :class:`~cogitave.ingest.docs.site.Site`.
 
 Read from ``conf.py`` without running it: ``html_baseurl``, ``master_doc``/``root_doc``, MyST
-(``myst`` named: Markdown pages too) and ``exclude_patterns`` from its literal assignments.
+(``myst`` named: Markdown pages too), ``exclude_patterns`` and ``version``/``release`` (what
+``|version|`` and ``|release|`` show) from its literal assignments.
 A built tree is read from its ``_sources/*.rst.txt``.
 """
 
@@ -62,6 +63,48 @@ def sphinx_exclude_patterns(conf: str) -> list[str] | None:
     return out
 
 
+def sphinx_substitutions(conf: str) -> dict[str, str]:
+    """``version`` and ``release`` of a ``conf.py``, where a module-level assignment sets
+    them to a string literal (or one to the other: ``release = version``); a computed value
+    (``release = get_version("x")``) is left out."""
+    try:
+        tree = ast.parse(conf)
+    except SyntaxError:
+        return {}
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if not isinstance(target, ast.Name) or target.id not in ("version", "release"):
+                continue
+            value = node.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                out[target.id] = value.value
+            elif isinstance(value, ast.Name) and value.id in out:
+                out[target.id] = out[value.id]
+            else:
+                out.pop(target.id, None)  # computed: what it holds is not known here
+    return out
+
+
+_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def autodoc_paths(tree: Path, conf_dir: Path) -> list[Path]:
+    """Where autodoc's objects are read from: the tree and ``conf.py``'s folder, and the
+    project holding the docs (the nearest of two folders up with ``pyproject.toml``,
+    ``setup.py``, ``setup.cfg`` or ``.git``) with its ``src/`` — as a docs build that installs
+    the package would find it. Nothing is imported: the source is read
+    (:mod:`cogitave.ingest.pyapi`)."""
+    out = [conf_dir, tree, conf_dir / "src", tree / "src"]
+    for up in (conf_dir.parent, conf_dir.parent.parent):
+        if any((up / f).exists() for f in _PROJECT_FILES):
+            out += [up / "src", up]
+            break
+    return list(dict.fromkeys(p.resolve() for p in out if p.is_dir()))
+
+
 def detect_sphinx(path: Path, reader: TreeReader) -> Site | None:
     """A Sphinx source tree (``conf.py``) or a built one (``_sources/*.rst.txt``)."""
     for rel in SPHINX_DIRS:
@@ -74,6 +117,11 @@ def detect_sphinx(path: Path, reader: TreeReader) -> Site | None:
             site.site_url = setting(conf, "html_baseurl") or ""
             master = setting(conf, "master_doc") or setting(conf, "root_doc") or "index"
             site.root_doc = master
+            site.substitutions = sphinx_substitutions(conf)
+            if "autodoc" in conf or "automodapi" in conf or "autoapi" in conf:
+                from cogitave.ingest.pyapi.read import ApiIndex
+
+                site.api = ApiIndex(autodoc_paths(path, folder))
             patterns = sphinx_exclude_patterns(conf)
             if patterns is None:
                 site.notes.append(

@@ -15,8 +15,13 @@ other languages, non-answers, sizes and types skipped and counted. A page that f
 transiently (5xx, timeout) keeps its previous version; one that is gone (404, 410) or no
 longer linked from anywhere is dropped, so a re-sync deletes it.
 
-Past ``max_failures`` failed URLs (default 10% of those fetched) the crawl is a
-:class:`~cogitave.errors.CrawlFailedError` carrying the report: nothing is published.
+Every request, the start page's and the site files' included, goes through the crawl's
+:class:`~cogitave.ingest.web.policy.FetchPolicy` before it is sent: pages in the scope, the
+site's files on its own hosts, no private address from a public start; what it refused is in
+the report. Past ``--max-time`` or the request budget the crawl stops queuing and finishes
+with the pages it read (said in the report; not a failure). Past ``max_failures`` failed URLs
+(default 10% of those fetched) the crawl is a :class:`~cogitave.errors.CrawlFailedError`
+carrying the report: nothing is published.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import re
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
+from typing import Any
 from urllib.parse import urlsplit
 
 from protego import Protego
@@ -38,8 +44,9 @@ from cogitave.ingest.web.extract import Extracted, extract
 from cogitave.ingest.web.fetch import Failure, Fetcher, Response, user_agent
 from cogitave.ingest.web.inventory import Inventory, parse_inventory
 from cogitave.ingest.web.options import CrawlOptions
+from cogitave.ingest.web.policy import FetchPolicy
 from cogitave.ingest.web.render import RENDER_MODES, RenderError, find_browser, render
-from cogitave.ingest.web.report import CrawlReport
+from cogitave.ingest.web.report import CrawlReport, printable
 from cogitave.ingest.web.scope import (
     Naming,
     Resolver,
@@ -96,6 +103,11 @@ def failure_limit(spec: str, attempted: int) -> float:
         raise InputError(f"--max-failures must be a count or a percentage, not {spec!r}") from None
 
 
+FetcherFactory = Callable[[FetchPolicy], Any]
+"""The crawl's policy -> a fetcher (an async context manager with ``get``, ``requests``,
+``retried`` and ``delays`` as :class:`~cogitave.ingest.web.fetch.Fetcher` has)."""
+
+
 def crawl_site(
     start: str,
     options: CrawlOptions,
@@ -103,16 +115,20 @@ def crawl_site(
     *,
     progress: Progress | None = None,
     resolve: Resolver = addresses,
+    fetcher: FetcherFactory | None = None,
 ) -> Crawl:
     """Crawl the site at ``start`` (see the module doc); ``previous``: the last crawl's
-    state, for conditional requests."""
+    state, for conditional requests; ``fetcher``: what answers the requests instead of the
+    network (a built site on disk, :mod:`~cogitave.ingest.web.folder`)."""
     if options.render not in RENDER_MODES:
         modes = ", ".join(RENDER_MODES)
         raise InputError(f"--render must be one of {modes}, not {options.render!r}")
     failure_limit(options.max_failures, 0)  # a bad value fails before any request
     if options.max_pages < 1:
         raise InputError("--max-pages must be at least 1")
-    crawler = _Crawler(start, options, previous, progress, resolve)
+    if not options.max_time > 0:
+        raise InputError("--max-time must be more than 0 seconds")
+    crawler = _Crawler(start, options, previous, progress, resolve, fetcher)
     return asyncio.run(crawler.run())
 
 
@@ -126,18 +142,23 @@ class _Crawler:
         previous: CrawlState | None,
         progress: Progress | None,
         resolve: Resolver,
+        fetcher: FetcherFactory | None = None,
     ) -> None:
+        self.fetcher = fetcher
         start = normalize(text)
         if start is None:
-            raise InputError(f"not an http(s) URL: {text}")
+            raise InputError(f"not an http(s) URL: {printable(text)}")
         self.text = text
         self.start = start
         self.o = options
         self.previous = previous if previous and previous.start == start else None
         self.progress = progress or (lambda stage, done, total: None)
         self.resolve = resolve
-        self.scope = Scope.of(start, options.scopes, options.include, options.exclude,
-                              other_languages=options.languages)  # fmt: skip
+        scope = Scope.of(start, options.scopes, options.include, options.exclude,
+                         other_languages=options.languages)  # fmt: skip
+        self.policy = FetchPolicy(start, scope, given=bool(options.scopes), resolve=resolve,
+                                  max_time=options.max_time,
+                                  max_requests=options.request_budget)  # fmt: skip
         self.report = CrawlReport(text)
         self.records: dict[str, PageRecord] = {}
         self.seen: set[str] = set()
@@ -156,15 +177,26 @@ class _Crawler:
         self.shells_unrendered = 0
         self.extracted = 0
         self.pool: ProcessPoolExecutor | None = None
-        self.f: Fetcher
+        self.f: Fetcher | Any
+
+    @property
+    def scope(self) -> Scope:
+        """The crawl's scope: the policy's, which every request is checked against."""
+        scope = self.policy.scope
+        assert scope is not None
+        return scope
+
+    @scope.setter
+    def scope(self, scope: Scope) -> None:
+        self.policy.scope = scope
 
     # -- the crawl ---------------------------------------------------------------------------
     async def run(self) -> Crawl:
         import time
 
         began = time.monotonic()
-        host = urlsplit(self.start).hostname or ""
-        async with Fetcher(self.o.manners, host, resolve=self.resolve) as self.f:
+        made = self.fetcher(self.policy) if self.fetcher else Fetcher(self.o.manners, self.policy)
+        async with made as self.f:
             await self._start_page()
             await self._site_lists()
             workers = [asyncio.create_task(self._worker()) for _ in range(self._workers())]
@@ -186,34 +218,38 @@ class _Crawler:
         url = self.start
         if not await self._allowed(url):
             host = urlsplit(url).netloc
-            raise IngestError(f"{self.text}: robots.txt of {host} disallows it for cogitave-query")
+            raise IngestError(
+                f"{printable(self.text)}: robots.txt of {host} disallows it for cogitave-query"
+            )
         old = self.previous.records.get(url) if self.previous else None
         self.seen.add(url)
-        res = await self.f.get(url, old.conditional() if old else None)
+        res = await self.f.get(url, old.conditional() if old else None, kind="start")
+        text = printable(self.text)
         if isinstance(res, Failure):
-            raise IngestError(f"cannot fetch {self.text}: {res}")
+            target = printable(res.target)
+            if res.skip in ("scope", "excluded", "language"):
+                raise IngestError(f"{text} redirects to {target}, outside the scope (--scope)")
+            if res.skip == "refused" and res.reason.endswith("(other site)"):
+                raise IngestError(
+                    f"{text} redirects to {target}, another host: start there, or pass --scope"
+                )
+            raise IngestError(f"cannot fetch {text}: {printable(res)}")
         if res.status == 304 and old is not None:
             self.report.unchanged += 1
             self._accept(url, old, "start")
             return
         if res.status != 200:
-            raise IngestError(f"cannot fetch {self.text}: HTTP {res.status}")
+            raise IngestError(f"cannot fetch {text}: HTTP {res.status}")
         final = normalize(res.url) or url
-        if final != url:
-            if self.o.scopes and self.scope.why_not(final) is not None:
-                raise IngestError(f"{self.text} redirects to {final}, outside the scope (--scope)")
-            if not self.o.scopes and urlsplit(final).netloc != urlsplit(url).netloc:
-                raise IngestError(
-                    f"{self.text} redirects to {final}, another host: start there, or pass --scope"
-                )
+        if final != url:  # the policy let every hop through: the scope follows a default one
             self.scope = self.scope.rebased(final, given=bool(self.o.scopes))
         if res.content_type not in HTML_TYPES:
-            raise IngestError(f"{self.text} is not an HTML page ({res.content_type})")
+            raise IngestError(f"{text} is not an HTML page ({printable(res.content_type)})")
         self.seen.update((url, final))
         self.report.fetched += 1
         rec = await self._page(final, res, start=True)
         if rec is None:
-            raise IngestError(f"{self.text} is not an HTML page")
+            raise IngestError(f"{text} is not an HTML page")
         self._accept(final, rec, "start")
 
     async def _site_lists(self) -> None:
@@ -248,7 +284,10 @@ class _Crawler:
             self.inventory = parse_inventory(res.body)
 
     async def _sitemaps(self, todo: list[str]) -> None:
+        """The sitemaps in ``todo`` and those their indexes name, each read once, at most
+        :data:`MAX_SITEMAPS`; every one asked of the policy (same site) first."""
         read = 0
+        named = set(todo)
         while todo and read < MAX_SITEMAPS:
             url = todo.pop(0)
             read += 1
@@ -256,13 +295,17 @@ class _Crawler:
             found = sitemap_urls(res.body) if res is not None else None
             if found is None:
                 continue
-            todo.extend(u for s in found.sitemaps if (u := self._canon(s, url)))
+            for more in found.sitemaps:
+                u = self._canon(more, url)
+                if u is not None and u not in named:
+                    named.add(u)
+                    todo.append(u)
             for loc in found.pages:
                 target = self._canon(loc, url)
                 if target is not None:
                     self._enqueue(target, "sitemap")
         if todo:
-            self.report.notes.append(f"{len(todo)} more sitemaps not read (at most {MAX_SITEMAPS})")
+            self.report.note(f"{len(todo)} more sitemaps not read (at most {MAX_SITEMAPS})")
 
     async def _probe_twins(self) -> None:
         """Whether the site serves each page's Markdown beside it, and how it names it:
@@ -305,10 +348,12 @@ class _Crawler:
             return
         old = self.previous.records.get(url) if self.previous else None
         headers = old.conditional() if old is not None else None
-        res = await self.f.get(url, headers, scope=self._redirect_scope)
+        res = await self.f.get(url, headers, kind="page")
         if isinstance(res, Failure):
             if res.skip is not None:
                 self.report.skip(res.skip, url)
+                if res.skip in _OUT_OF_TIME:
+                    self._keep(url, old)
                 return
             self.report.fail(res.reason, url)
             self._keep(url, old)
@@ -345,7 +390,7 @@ class _Crawler:
         if ex is None:
             return None
         source = "html"
-        if self.browser and (self.o.render == "always" or ex.shell):
+        if self.browser and (self.o.render == "always" or ex.shell) and not self.policy.expired():
             rendered = await self._render(url)
             if rendered is not None:
                 ex, source = rendered, "rendered"
@@ -400,11 +445,13 @@ class _Crawler:
         assert self.browser is not None
         async with self.renders:
             try:
-                html = await render(self.browser, url, user_agent())
+                rendered = await render(self.browser, url, user_agent(), allow=self.policy.refusal)
             except (RenderError, OSError) as e:
-                self.report.notes.append(f"could not render {url}: {e}")
+                self.report.note(f"could not render {url}: {e}")
                 return None
-        return await self._extract(html, url)
+        for refusal in rendered.refused:  # what the page asked the browser to load elsewhere
+            self.report.refuse(f"browser: {refusal.reason}", refusal.url)
+        return await self._extract(rendered.html, url)
 
     async def _markdown_of(self, url: str, alternate: str | None, title: str) -> str | None:
         """The page's Markdown alternate, when the site serves one (its ``<link>``, or the
@@ -452,19 +499,21 @@ class _Crawler:
         if self.queued + 1 >= self.o.max_pages:
             self.report.skip("max-pages", url)
             return
+        spent = self.policy.expired()
+        if spent is not None:  # out of time or requests: no more queued
+            self.report.skip(spent, url)
+            self._keep(url, self.previous.records.get(url) if self.previous else None)
+            return
         self.queued += 1
         self.report.discovered += 1
         self.report.found_by[found_by] += 1
         self.queue.put_nowait(url)
         self.progress("crawl", self.done, self.queued)
 
-    def _redirect_scope(self, target: str) -> str | None:
-        return self.scope.why_not(target)
-
     async def _allowed(self, url: str) -> bool:
         host = urlsplit(url).netloc
         if host not in self.robots:
-            res = await self._quiet_get(_origin(url) + "/robots.txt", robots=True)
+            res = await self._quiet_get(_origin(url) + "/robots.txt")
             parsed = robots_of(res.text()) if res is not None else None
             self.robots[host] = parsed
             delay = parsed.crawl_delay("cogitave-query") if parsed is not None else None
@@ -473,17 +522,15 @@ class _Crawler:
         robots = self.robots[host]
         return robots is None or robots.can_fetch(url, "cogitave-query")
 
-    async def _quiet_get(self, url: str, *, robots: bool = False) -> Response | None:
-        """A site file that may well be absent (robots.txt, sitemaps, llms.txt): its 200
-        response, else None (counted nowhere)."""
-        res = await self.f.get(url, scope=None if robots else self._same_site)
+    async def _quiet_get(self, url: str) -> Response | None:
+        """A site file that may well be absent (robots.txt, sitemaps, llms.txt, objects.inv,
+        a Markdown alternate): its 200 response, else None (counted nowhere; a URL the
+        policy refused, on another site or a private address, is in the report's
+        ``refused``)."""
+        res = await self.f.get(url, kind="site")
         if isinstance(res, Failure) or res.status != 200:
             return None
         return res
-
-    def _same_site(self, target: str) -> str | None:
-        hosts = {urlsplit(p).netloc for p in self.scope.prefixes}
-        return None if urlsplit(target).netloc in hosts else "scope"
 
     @property
     def naming(self) -> Naming:
@@ -508,16 +555,36 @@ class _Crawler:
 
     def _finish(self) -> Crawl:
         report = self.report
+        for reason, urls in self.policy.refused.items():
+            for url in urls:
+                report.refuse(reason, url)
         if self.shells_unrendered:
-            report.notes.append(
+            report.note(
                 f"{self.shells_unrendered} pages are JavaScript shells and no browser rendered "
                 "them (install chromium, or --render always)"
             )
         if report.skipped.get("max-pages"):
-            report.notes.append(
+            report.note(
                 f"--max-pages {self.o.max_pages} reached: "
                 f"{len(report.skipped['max-pages'])} URLs not fetched"
             )
+        if self.policy.spent == "max-time":
+            report.note(
+                f"--max-time {self.o.max_time:g} s reached: the crawl stopped there, "
+                f"{len(report.skipped.get('max-time', []))} URLs not fetched; the pages read "
+                "are indexed (a re-sync keeps the others' last version)"
+            )
+        elif self.policy.spent == "max-requests":
+            report.note(
+                f"the request budget ({self.o.request_budget} requests) ran out: "
+                f"{len(report.skipped.get('max-requests', []))} URLs not fetched; the pages "
+                "read are indexed"
+            )
+        if self.policy.spent is not None and self.previous is not None:
+            # cut short: the pages it never reached keep their last version, not deleted
+            for url, old in self.previous.records.items():
+                if url not in self.seen:
+                    self._keep(url, old)
         pages = [r.page for u, r in sorted(self.records.items()) if r.page is not None]
         report.pages = len(pages)
         state = CrawlState(self.start, dict(self.records), self.twins)
@@ -542,6 +609,9 @@ _SKIP_WORDS = {
     "empty": "no content",
     "language": "another language",
 }
+
+
+_OUT_OF_TIME = frozenset({"max-time", "max-requests"})
 
 
 def _origin(url: str) -> str:

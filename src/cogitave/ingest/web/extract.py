@@ -85,6 +85,8 @@ GENERIC_CRUMBS = (
     "[aria-label='breadcrumb'] a", "[aria-label='breadcrumbs'] a", "[aria-label='Breadcrumb'] a",
     ".breadcrumbs a", ".breadcrumb a",
 )  # fmt: skip
+# What a trail's first item says when it is only the table of contents' label.
+TOC_LABELS = frozenset(("contents", "table of contents", "toc", "site contents"))
 # Inside the main content: chrome, not content (tags; classes; a tag with a class).
 CHROME_TAGS = frozenset(
     "script style noscript template button nav footer form iframe".split()  # noqa: SIM905
@@ -350,9 +352,19 @@ def _breadcrumb(
     for sel in (*selectors, *GENERIC_CRUMBS):
         found = _select(doc, sel, classes)
         if found:
-            return [(t, a.get("href")) for a in found if (t := " ".join(_text(a).split()))]
+            return _without_toc_label(
+                [(t, a.get("href")) for a in found if (t := " ".join(_text(a).split()))]
+            )
     crumbs = _json_ld_crumbs(doc)
-    return crumbs or _sidebar_trail(doc)
+    return _without_toc_label(crumbs or _sidebar_trail(doc))
+
+
+def _without_toc_label(crumbs: list[tuple[str, str | None]]) -> list[tuple[str, str | None]]:
+    """The trail without a leading item that only labels the site's table of contents
+    (Sphinx's root page, shown as "Contents:" on Jinja's pages): it names no section."""
+    if crumbs and crumbs[0][0].rstrip(" :").lower() in TOC_LABELS:
+        return crumbs[1:]
+    return crumbs
 
 
 def _json_ld_crumbs(doc: HtmlElement) -> list[tuple[str, str | None]]:

@@ -47,6 +47,7 @@ API_KINDS = frozenset(
     "abstractmethod type pydata".split()
 )
 _LANG_CLASS = re.compile(r"^(?:language|lang|highlight|sourceCode|brush:?)-?([\w+#.-]+)$", re.I)
+_SPHINX_HIGHLIGHT = re.compile(r"^highlight-([\w+#.-]+)$", re.I)
 _LANG_ALIASES = {
     "python3": "python", "py": "python", "py3": "python", "ipython3": "python",
     "shell": "bash", "sh": "bash", "zsh": "bash", "shell-session": "console",
@@ -115,10 +116,28 @@ def code_language(pre: HtmlElement) -> str:
                 return _LANG_ALIASES.get(value, value)
         for cls in (el.get("class") or "").split():
             m = _LANG_CLASS.match(cls)
-            if m and m.group(1).lower() not in ("", "notranslate"):
+            if m and m.group(1).lower() not in ("", "notranslate", "table"):  # highlighttable
                 value = m.group(1).lower()
-                return _LANG_ALIASES.get(value, value)
+                return _sphinx_default(pre, cls) or _LANG_ALIASES.get(value, value)
+    # Sphinx marks the language on its wrapper, ``<div class="highlight-python">``, which
+    # a line-number table or a container may put further up.
+    for anc in pre.iterancestors():
+        if anc.tag in ("body", "html", "main", "article"):
+            break
+        for cls in (anc.get("class") or "").split():
+            m = _SPHINX_HIGHLIGHT.match(cls)
+            if m:
+                value = m.group(1).lower()
+                return _sphinx_default(pre, cls) or _LANG_ALIASES.get(value, value)
     return "text"
+
+
+def _sphinx_default(pre: HtmlElement, cls: str) -> str:
+    """Sphinx's ``highlight-default``: Python when Pygments could lex it as Python (its
+    token spans are there), else plain text; "" for any other class."""
+    if cls.lower() != "highlight-default":
+        return ""
+    return "python" if pre.xpath(".//span[@class and not(@class='linenos')]") else "text"
 
 
 def code_label(el: HtmlElement) -> str | None:

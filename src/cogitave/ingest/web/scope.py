@@ -12,7 +12,9 @@ are left out unless asked for.
 A redirect is an untrusted instruction from the site: :func:`redirect_refusal` refuses one to
 a scheme other than http(s) (``file://``, ``ftp://``, ``javascript:``), and one from a public
 host to a private, loopback or link-local address (a crawl started on ``127.0.0.1`` on
-purpose may stay there). Whether it may leave the scope is the scope's answer.
+purpose may stay there). Whether it may leave the scope is the scope's answer. The crawl
+applies these rules, :func:`is_private` and the scope to every request it sends, not only to
+redirects (:mod:`~cogitave.ingest.web.policy`).
 """
 
 from __future__ import annotations
