@@ -14,6 +14,13 @@ per-query wins and losses of planned against hybrid. Grouped by page (as ``docs_
 each system's ``docs_search`` Markdown answer at the default budget is read too: the share of
 questions whose answer holds every ``must_contain`` string, the median hits it shows and the
 mean tokens it takes. ``--write`` replaces their section of ``bench/RESULTS.md``.
+
+A collection is asked every set named after it: ``bench/questions/<name>.jsonl`` and then each
+``bench/questions/<name>-<set>.jsonl`` (in name order), each reported as a set of its own
+(``fastapi-errors``) in the same tables. The ``-errors`` sets are real error messages, pasted
+as the software prints them (a pydantic 422 body, a Go template error, ``error[conflict]:
+...``), judged by the pages that explain the error or its fix. They are **evaluation sets,
+never tuned on**: no default was chosen on them.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from _machine import machine_line, write_section
 from cogitave import Collection
 from cogitave.eval.docs import (
     METRICS,
+    UrlQuestion,
     UrlScore,
     collection_search,
     docs_answer,
@@ -68,7 +76,7 @@ BASE_URLS = {"python": "https://docs.python.org/3.11/"}
 
 
 def trees(data: Path) -> dict[str, Path]:
-    """Collection name -> docs tree (its question set is ``bench/questions/<name>.jsonl``)."""
+    """Collection name -> docs tree (its question sets: :func:`question_sets`)."""
     return {
         "fastapi": data / "docs_fastapi",
         "hugo": data / "docs_hugo",
@@ -77,6 +85,14 @@ def trees(data: Path) -> dict[str, Path]:
         "react": SOURCES / "react.dev",
         "python": PYTHON_DOCS,
     }
+
+
+def question_sets(name: str, questions: Path = QUESTIONS) -> list[tuple[str, Path]]:
+    """The question sets of collection ``name``: (set name, file), ``<name>.jsonl`` first, then
+    each ``<name>-<set>.jsonl`` in name order (``fastapi-errors``); a missing file is left out."""
+    main = questions / f"{name}.jsonl"
+    extra = sorted(questions.glob(f"{name}-*.jsonl"))
+    return [(p.stem, p) for p in ([main] if main.is_file() else []) + extra]
 
 
 def cache_of(encoder: str) -> Path:
@@ -163,6 +179,12 @@ def main() -> None:
         "(case-insensitive), hits shown the median hits the answer shows, tokens read its "
         "mean size (characters / 4).",
         "",
+        "The sets named `<collection>-errors` (`bench/questions/<collection>-errors.jsonl`) are "
+        "real error messages as the software prints them (a pydantic 422 body, a Go template "
+        "error, `error[conflict]: ...`), each judged by the pages that explain the error or its "
+        "fix, with the fix's identifier as must-contain. They are evaluation sets, never tuned "
+        "on: no default was chosen on them.",
+        "",
     ]
     sections: list[str] = []
     summary = [SUMMARY, "|---" * 8 + "|"]
@@ -170,38 +192,40 @@ def main() -> None:
         if (wanted and name not in wanted) or not tree.exists():
             continue
         col = build(name, tree, encoder=args.encoder)
-        qs = read_url_questions(QUESTIONS / f"{name}.jsonl")
-        before = {
-            s: evaluate_questions(s, qs, collection_search(col, s, **BEFORE)) for s in SYSTEMS
-        }
-        plain = {s: evaluate_questions(s, qs, collection_search(col, s)) for s in SYSTEMS}
-        after = {
-            s: evaluate_questions(
-                s, qs, collection_search(col, s, group_by_page=True), answer=docs_answer(col, s)
-            )
-            for s in SYSTEMS
-        }
-        print(f"{name}: {len(qs)} questions scored", flush=True)
-        summary += [brief(name, len(qs), after[s]) for s in ("planned", "hybrid")]
-        sections += [f"### {name}: {len(qs)} questions, {len(col)} nodes\n", HEAD]
-        sections.append("|---" * 10 + "|")
-        sections += [
-            row(s, f"{s.system}: before (every node, no grouping)") for s in before.values()
-        ]
-        sections += [
-            row(s, f"{s.system}: default (no nav/source, demotions)") for s in plain.values()
-        ]
-        sections += [row(s, f"{s.system}: grouped by page (docs_search)") for s in after.values()]
-        sections += ["", *missed(after["planned"])]
-        sections += ["", *wins(after["planned"], before["planned"], "grouped", "before")]
-        sections += ["", *wins(after["hybrid"], before["hybrid"], "grouped", "before")]
-        sections += ["", *wins(before["planned"], before["hybrid"], "before", "before")]
-        sections += ["", *wins(after["planned"], after["hybrid"], "grouped", "grouped"), ""]
+        for label, path in question_sets(name):
+            summary += score_set(col, label, read_url_questions(path), sections)
     out += ["### Every set: docs_search, grouped by page\n", *summary, "", *sections]
     text = "\n".join(out) + "\n"
     print(text)
     if args.write:
         write_section("docs_quality", text)
+
+
+def score_set(
+    col: Collection, name: str, qs: Sequence[UrlQuestion], sections: list[str]
+) -> list[str]:
+    """Score set ``name`` on ``col``: its section goes to ``sections``; returns its two rows of
+    the summary (planned, hybrid)."""
+    before = {s: evaluate_questions(s, qs, collection_search(col, s, **BEFORE)) for s in SYSTEMS}
+    plain = {s: evaluate_questions(s, qs, collection_search(col, s)) for s in SYSTEMS}
+    after = {
+        s: evaluate_questions(
+            s, qs, collection_search(col, s, group_by_page=True), answer=docs_answer(col, s)
+        )
+        for s in SYSTEMS
+    }
+    print(f"{name}: {len(qs)} questions scored", flush=True)
+    sections += [f"### {name}: {len(qs)} questions, {len(col)} nodes\n", HEAD]
+    sections.append("|---" * 10 + "|")
+    sections += [row(s, f"{s.system}: before (every node, no grouping)") for s in before.values()]
+    sections += [row(s, f"{s.system}: default (no nav/source, demotions)") for s in plain.values()]
+    sections += [row(s, f"{s.system}: grouped by page (docs_search)") for s in after.values()]
+    sections += ["", *missed(after["planned"])]
+    sections += ["", *wins(after["planned"], before["planned"], "grouped", "before")]
+    sections += ["", *wins(after["hybrid"], before["hybrid"], "grouped", "before")]
+    sections += ["", *wins(before["planned"], before["hybrid"], "before", "before")]
+    sections += ["", *wins(after["planned"], after["hybrid"], "grouped", "grouped"), ""]
+    return [brief(name, len(qs), after[s]) for s in ("planned", "hybrid")]
 
 
 def read_cells(s: UrlScore) -> str:
