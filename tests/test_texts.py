@@ -6,7 +6,16 @@ import pytest
 
 from cogitave import Node
 from cogitave.schema import WHOLE, Dimension, Schema
-from cogitave.texts import check_node, embed_texts, vector_dims, whole_text
+from cogitave.texts import (
+    CONTEXT,
+    DEFAULT_TEXTS,
+    PLAIN,
+    check_node,
+    embed_texts,
+    texts_recipe,
+    vector_dims,
+    whole_text,
+)
 
 FIELDS = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
 FIELDS_BY_NAME = Schema((Dimension("text", "semantic"), Dimension("title", "semantic")))
@@ -59,3 +68,36 @@ def test_a_node_is_checked_against_the_schema():
         check_node(Node("a", dims={"weight": 3}), MIXED)
     with pytest.raises(ValueError, match="'title' is semantic"):
         check_node(Node("a", dims={"title": 3}), MIXED)
+
+
+# -- the text recipe: a node embedded with its place ----------------------------------------
+def _section() -> Node:
+    return Node(
+        uid="tutorial/first#assemble",
+        kind="section",
+        dims={"title": "Assemble the parts", "body": "Put three parts together."},
+        meta={"breadcrumb": ["Tutorial", "Your first gadget", "Assemble the parts"]},
+    )
+
+
+def test_the_context_recipe_puts_the_breadcrumb_before_the_nodes_own_text():
+    node = _section()
+    schema = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
+    plain = embed_texts(node, schema)[WHOLE]
+    placed = embed_texts(node, schema, CONTEXT)[WHOLE]
+    assert placed == f"Tutorial › Your first gadget\n{plain}"  # its own title not repeated
+    bare = Node(uid="x", kind="page", dims={"title": "X", "body": "text"})
+    assert embed_texts(bare, schema, CONTEXT) == embed_texts(bare, schema)
+
+
+def test_a_root_records_its_recipe_and_old_roots_keep_theirs(tmp_path):
+    from cogitave import Collection
+    from cogitave.distributed import hashed
+    from cogitave.errors import EncoderError
+
+    schema = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
+    col = Collection.create(tmp_path / "c", schema, encoder=hashed.register())
+    assert col.snapshot.manifest.encoder["texts"] == DEFAULT_TEXTS == CONTEXT
+    assert texts_recipe({"name": "x"}) == PLAIN  # a root made before recipes: plain texts
+    with pytest.raises(EncoderError, match="recipe 'context-v9'"):
+        texts_recipe({"name": "x", "texts": "context-v9"})

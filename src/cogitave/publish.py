@@ -48,7 +48,14 @@ from cogitave.store.terms import backfill_terms
 from cogitave.store.textvecs import TextVectors
 from cogitave.store.vectors import write_vectors
 from cogitave.sync import SourceUpdate, forget, node_hash, plan, read_sources, rehash, write_sources
-from cogitave.texts import check_node, embed_texts, vector_dims
+from cogitave.texts import (
+    DEFAULT_TEXTS,
+    PLAIN,
+    check_node,
+    embed_texts,
+    texts_recipe,
+    vector_dims,
+)
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: called as long stages advance."""
@@ -66,7 +73,7 @@ def empty_manifest(
         schema.to_dict(),
         schema.hash(),
         (settings or Settings()).to_dict(),
-        encoder_identity(encoder) if encoder else None,
+        {**encoder_identity(encoder), "texts": DEFAULT_TEXTS} if encoder else None,
     )
 
 
@@ -188,11 +195,12 @@ def reembed(
     (root id, whether a root was written): the encoder HEAD already has writes none."""
     progress = progress or _noop
     enc = load_encoder(encoder)
-    identity = encoder_identity(enc)
+    identity = {**encoder_identity(enc), "texts": DEFAULT_TEXTS}
     with store.writer_lock():
         base_id, base = _base(store, None)
         assert base_id is not None  # _base raised for a missing collection
-        if same_encoder(base.encoder, enc):
+        current = (base.encoder or {}).get("texts", PLAIN) == DEFAULT_TEXTS
+        if same_encoder(base.encoder, enc) and current:
             return base_id, False
         schema = Schema.from_dict(base.schema)
         table = NodeTable(store, base.segments, base.next_nid)
@@ -342,8 +350,9 @@ def _embed(
     if name is None or width is None:
         raise CorruptionError(f"the root's encoder entry is incomplete: {base.encoder}")
     per_dim: dict[str, tuple[list[int], list[str]]] = {d: ([], []) for d in vector_dims(schema)}
+    recipe = texts_recipe(base.encoder)
     for nid, node in zip(nids.tolist(), adds, strict=True):
-        for dim, text in embed_texts(node, schema).items():
+        for dim, text in embed_texts(node, schema, recipe).items():
             per_dim[dim][0].append(nid)
             per_dim[dim][1].append(text)
     texts = {d: (np.asarray(ids, np.uint64), items) for d, (ids, items) in per_dim.items()}

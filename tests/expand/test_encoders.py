@@ -34,7 +34,7 @@ from cogitave.expand.embed import (
 )
 from cogitave.expand.models import BGE_SMALL, MINILM, recorded_graph
 from cogitave.schema import WHOLE
-from cogitave.texts import embed_texts
+from cogitave.texts import DEFAULT_TEXTS, embed_texts
 from tests.conftest import SCHEMA, make_nodes
 from tests.expand.helpers import REFERENCE_FILE as MINILM_REFERENCE
 from tests.expand.helpers import fixed_texts, text_key
@@ -347,7 +347,8 @@ def test_a_root_whose_encoder_differs_from_this_installation_is_refused(
     col = Collection.create(tmp_path / "c", SCHEMA, encoder="bge")
     assert BGE_SMALL.fast_graph is not None
     graph = BGE_SMALL.fast_graph.name
-    assert col.snapshot.manifest.encoder == {**BGE_SMALL.identity(), "graph": graph}
+    want = {**BGE_SMALL.identity(), "graph": graph, "texts": DEFAULT_TEXTS}
+    assert col.snapshot.manifest.encoder == want
     changed = {**BGE_SMALL.identity(), "max_length": 256}
     assert identity_conflicts(changed) == ["max_length 256 (this installation: 512)"]
     _with_encoder_record(col, changed)

@@ -41,7 +41,7 @@ from cogitave.publish import empty_manifest, publish
 from cogitave.schema import Schema
 from cogitave.store.graph import publish_graph
 from cogitave.store.roots import RootStore
-from cogitave.texts import embed_texts
+from cogitave.texts import DEFAULT_TEXTS, PLAIN, embed_texts, texts_recipe
 
 Progress = Callable[[str, int, int], None]
 
@@ -55,12 +55,12 @@ class _EncoderSpec:
     graph_name: str | None = None
 
 
-def texts_to_embed(nodes: Sequence[Node], schema: Schema) -> list[str]:
+def texts_to_embed(nodes: Sequence[Node], schema: Schema, recipe: str = PLAIN) -> list[str]:
     """The distinct texts a publish of ``nodes`` embeds (:func:`cogitave.texts.embed_texts`:
-    the whole text once, each semantic facet's own)."""
+    the whole text once, each semantic facet's own, by the shards' text ``recipe``)."""
     out: dict[str, None] = {}
     for n in nodes:
-        for t in embed_texts(n, schema).values():
+        for t in embed_texts(n, schema, recipe).values():
             out[t] = None
     return list(out)
 
@@ -169,6 +169,7 @@ def build_sharded(
         name, dim = base.encoder_name, base.encoder_dim
         graph = recorded_graph(base.encoder)
         enc = (name, dim, graph) if name is not None and dim is not None else None
+        recipe = texts_recipe(base.encoder)
         settings_d = base.settings
         graph_entry = dict(old.graph)
     else:
@@ -183,6 +184,7 @@ def build_sharded(
             enc = (encoder, made.dim, getattr(made, "graph_name", None))
         settings_d = settings.to_dict() if settings is not None else None
         graph_entry = {}
+        recipe = DEFAULT_TEXTS  # what the shards' first roots record
     parts: list[list[Node]] = [[] for _ in range(n)]
     gone: list[list[str]] = [[] for _ in range(n)]
     for node in nodes:
@@ -192,7 +194,7 @@ def build_sharded(
 
     vec_of: dict[str, np.ndarray] = {}
     if enc is not None:
-        texts = texts_to_embed(nodes, schema)
+        texts = texts_to_embed(nodes, schema, recipe)
         step("embed", 0, len(texts))
         mat = (
             embed_ray(enc[0], enc[2], texts, embed_actors)
@@ -204,7 +206,9 @@ def build_sharded(
 
     jobs = []
     for i in range(n):
-        shard_vecs = {t: vec_of[t] for t in texts_to_embed(parts[i], schema)} if vec_of else {}
+        shard_vecs = (
+            {t: vec_of[t] for t in texts_to_embed(parts[i], schema, recipe)} if vec_of else {}
+        )
         jobs.append(
             (
                 str(path / shard_dir(i)),
