@@ -100,11 +100,34 @@ SettingsSetOpt = Annotated[
     ),
 ]
 IndexSourceArg = Annotated[
-    str,
+    str | None,
     typer.Argument(
         help="File or folder, a docs site URL (https://...), or a git repository "
-        "(git+https://host/org/repo\\[@REF]\\[#SUBDIR], a bare repository's path)."
+        "(git+https://host/org/repo\\[@REF]\\[#SUBDIR], a bare repository's path); none "
+        "with --project."
     ),
+]
+IndexProjectOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--project",
+        help="Index the docs of every dependency of the project in this folder, each at the "
+        "version its lockfile pins (else the installed one, else the newest its range allows).",
+    ),
+]
+DevOpt = Annotated[bool, typer.Option("--dev", help="--project: the dev dependencies too.")]
+OnlyOpt = Annotated[
+    str | None, typer.Option("--only", help="--project: only these dependencies (a,b,c).")
+]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="--project: print the plan (version, where the docs come from, why); write nothing.",
+    ),
+]
+PruneOpt = Annotated[
+    bool, typer.Option("--prune", help="--project: delete the versions no dependency pins.")
 ]
 
 # -- a crawled site (cogitave index URL; the CLI reads them as site.XOpt) ---------------------
@@ -131,7 +154,7 @@ MaxFailuresOpt = Annotated[
     typer.Option(
         "--max-failures",
         help="Site: failed URLs allowed, N or P% of those fetched; past it, exit 1 and "
-        "publish nothing.",
+        "publish nothing. --project: failed dependencies allowed, N or P%; past it, exit 1.",
     ),
 ]
 RenderOpt = Annotated[
