@@ -34,7 +34,15 @@ from cogitave.libraries.environment import environment
 from cogitave.libraries.metadata import index_urls, newest_matching
 from cogitave.libraries.names import check_version, library_key
 from cogitave.libraries.project import Dependency, read_project
-from cogitave.libraries.steps import Candidate, Context, NotHere, Step, Want, default_steps
+from cogitave.libraries.steps import (
+    NOT_A_SOURCE,
+    Candidate,
+    Context,
+    NotHere,
+    Step,
+    Want,
+    default_steps,
+)
 from cogitave.printable import printable
 
 LOCKFILES = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock", "package-lock.json",
@@ -219,7 +227,8 @@ def _before(skip: NotHere, cand: Candidate, steps: Sequence[Step]) -> bool:
 
 
 def _reasons(skipped: Sequence[NotHere]) -> str:
-    return "; ".join(f"{s.step}: {s.reason}" for s in skipped) or "no step applies"
+    said = [f"{s.step}: {s.reason}" for s in skipped if s.reason != NOT_A_SOURCE]
+    return "; ".join(said) or "no step applies"
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -262,7 +271,7 @@ def run(
 def _fetch_one(p: Planned, ctx: Context, steps: dict[str, Step]) -> Outcome:
     if p.want is None:
         return Outcome(p.name, p.version, p.version_from, "failed", reason=p.problem)
-    reasons = [f"{s.step}: {s.reason}" for s in p.skipped]
+    reasons = [f"{s.step}: {s.reason}" for s in p.skipped if s.reason != NOT_A_SOURCE]
     for cand in p.candidates:
         try:
             got = steps[cand.step].fetch(p.want, cand, ctx)

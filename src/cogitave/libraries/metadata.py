@@ -140,14 +140,19 @@ def _pypi_meta(url: str, data: dict[str, Any]) -> PackageMeta:
     info = data.get("info")
     if not isinstance(info, dict):
         raise PackageIndexError(f"{printable(url, 200)}: no 'info' object")
-    urls: dict[str, str] = {}
+    urls: dict[str, str] = {}  # label -> an http(s) URL
+    repos: dict[str, str] = {}  # label -> a git URL (a repository may be fetched otherwise)
     project_urls = info.get("project_urls")
     if isinstance(project_urls, dict):
         for k, v in list(project_urls.items())[:64]:
-            u = _http_url(v)
-            if isinstance(k, str) and u is not None:
-                urls.setdefault(k.strip().lower(), u)
-    repo = next((urls[k] for k in _REPO_KEYS if k in urls), None)
+            if not isinstance(k, str) or len(k) > 100:
+                continue
+            label = k.strip().lower()
+            if (u := _http_url(v)) is not None:
+                urls.setdefault(label, u)
+            if label in _REPO_KEYS and (g := _git_url(v)) is not None:
+                repos.setdefault(label, g)
+    repo = next((repos[k] for k in _REPO_KEYS if k in repos), None)
     docs = next((urls[k] for k in _DOC_KEYS if k in urls), None) or _http_url(info.get("docs_url"))
     home = next((urls[k] for k in _HOME_KEYS if k in urls), None) or _http_url(
         info.get("home_page")

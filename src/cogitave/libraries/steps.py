@@ -50,6 +50,8 @@ from cogitave.libraries.metadata import PackageMeta, package_meta
 from cogitave.libraries.project import Dependency, normalise
 from cogitave.printable import printable
 
+NOT_A_SOURCE = "not in [libraries] sources"
+"""Why :class:`SourcesStep` does not apply: the usual case, left out of reports."""
 DOCS_FOLDERS = ("docs", "doc", "documentation", "website", "site")
 """Folders of a repository that hold its docs, in the order they are looked for."""
 
@@ -105,6 +107,8 @@ class Context:
     sources: dict[str, str]
     encoder: str | None = None
     progress: Callable[[str, int, int], None] | None = None
+    resolve: Callable[[str], list[str]] | None = None
+    """Host name -> addresses (None: the system's resolver), for the private-address rule."""
     metas: dict[tuple[str, str, str], PackageMeta | str] = field(default_factory=dict)
     tags: dict[str, list[str] | str] = field(default_factory=dict)
 
@@ -121,10 +125,14 @@ class Context:
     def index_is_private(self, want: Want) -> bool:
         """Whether the package index of ``want``'s ecosystem is on a private address (its
         metadata may then name ``file://`` repositories and private hosts)."""
-        from cogitave.ingest.web.scope import is_private
-
         base = self.bases[1] if want.dep.ecosystem == "npm" else self.bases[0]
-        return is_private(urlsplit(base).hostname or "")
+        return self.private(urlsplit(base).hostname or "")
+
+    def private(self, host: str) -> bool:
+        """Whether ``host`` is, or resolves to, a non-public address."""
+        from cogitave.ingest.web.scope import addresses, is_private
+
+        return is_private(host, self.resolve or addresses)
 
 
 class Step(Protocol):
@@ -158,7 +166,7 @@ class SourcesStep:
             (v for k, v in ctx.sources.items() if normalise(k, dep.ecosystem) == dep.key), None
         )
         if found is None:
-            return NotHere(self.name, "not in [libraries] sources")
+            return NotHere(self.name, NOT_A_SOURCE)
         text = found.replace("{version}", want.version)
         try:
             where = locate_source(text)
@@ -220,7 +228,7 @@ class RepositoryStep:
             return NotHere(self.name, meta)
         if meta.repository is None:
             return NotHere(self.name, "the package index names no repository")
-        why = _refused(meta.repository, ctx.index_is_private(want), git=True)
+        why = _refused(meta.repository, ctx, want, git=True)
         if why is not None:
             return NotHere(self.name, f"{printable(meta.repository, 200)}: {why}")
         tags = self._tags(meta.repository, ctx)
@@ -276,7 +284,7 @@ class SiteStep:
         url = meta.documentation
         if url is None:
             return NotHere(self.name, "the package index names no documentation site")
-        why = _refused(url, ctx.index_is_private(want), git=False)
+        why = _refused(url, ctx, want, git=False)
         if why is not None:
             return NotHere(self.name, f"{printable(url, 200)}: {why}")
         urls = versioned_urls(url, want.version)
@@ -381,10 +389,9 @@ def versioned_urls(url: str, version: str) -> list[str]:
     return [f"{base}/{version}/", f"{base}/stable/"]
 
 
-def _refused(url: str, private_index: bool, *, git: bool) -> str | None:
+def _refused(url: str, ctx: Context, want: Want, *, git: bool) -> str | None:
     """Why a URL a package index named may not be fetched (see the module doc), or None."""
-    from cogitave.ingest.web.scope import is_private
-
+    private_index = ctx.index_is_private(want)
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme == "file":
@@ -392,6 +399,6 @@ def _refused(url: str, private_index: bool, *, git: bool) -> str | None:
     allowed = ("http", "https", "ssh") if git else ("http", "https")
     if scheme not in allowed:
         return f"{scheme}:// is not fetched"
-    if not private_index and is_private(parts.hostname or ""):
+    if not private_index and ctx.private(parts.hostname or ""):
         return "a private address, from a public package index"
     return None
