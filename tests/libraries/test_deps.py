@@ -275,3 +275,29 @@ def test_sources_setting_overrides_every_step(tmp_path: Path, col: Path) -> None
     run_cli("index", "-c", str(col), "--project", str(app), "-q",
             "--set", f'libraries.sources={{"IDNA" = "{src}"}}')  # fmt: skip
     assert libraries(col) == {"idna@3.20": str(docs)}
+
+
+def test_an_npm_dependency_from_node_modules(tmp_path: Path, col: Path) -> None:
+    app = tmp_path / "web"
+    pkg = app / "node_modules" / "tinyfetch"
+    pkg.mkdir(parents=True)
+    (app / "package.json").write_text(
+        json.dumps({"name": "web", "dependencies": {"tinyfetch": "^2.0.0"}})
+    )
+    lock = {"name": "web", "lockfileVersion": 3, "packages": {
+        "": {"name": "web", "dependencies": {"tinyfetch": "^2.0.0"}},
+        "node_modules/tinyfetch": {"version": "2.1.0"}}}  # fmt: skip
+    (app / "package-lock.json").write_text(json.dumps(lock))
+    (pkg / "package.json").write_text(json.dumps({"name": "tinyfetch", "version": "2.1.0",
+                                                  "types": "index.d.ts"}))  # fmt: skip
+    (pkg / "README.md").write_text("# tinyfetch\n\nA small fetch wrapper.\n")
+    (pkg / "index.d.ts").write_text(
+        "/** Fetch a URL and retry on a dropped connection. */\n"
+        "export declare function fetchRetry(url: string, tries?: number): Promise<Response>;\n"
+    )
+    res = run_cli("index", "-c", str(col), "--project", str(app), "-q")
+    assert "tinyfetch 2.1.0 (locked in package-lock.json): fetched from installed:" in res.stdout
+    assert "1 API entries" in res.stdout
+    assert libraries(col)["tinyfetch@2.1.0"] == f"installed:{pkg / 'package.json'}"
+    found = run_cli("search", "retry dropped connection", "-c", str(col), "--json")
+    assert any("fetchretry" in h["uid"].lower() for h in json.loads(found.stdout)["results"])

@@ -90,7 +90,7 @@ def read_declarations(
             continue
         top = depth == 0 or (blocks and depth == blocks[-1] + 1)
         m = _DECL.match(line) if top else None
-        if m and (m.group(1) or m.group(2) or ambient or blocks):
+        if m and (m.group(1) or ambient or blocks):
             kind = _KINDS.get(m.group(6), m.group(6))
             sig, _ = _signature(lines, i - 1)
             if kind != "namespace":
