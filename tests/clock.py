@@ -1,38 +1,39 @@
-"""A stopwatch for cost-bound tests: CPU time for the bound, wall time for a stall ceiling.
+"""A clock for deadline tests that moves by work, not by time.
 
-A deadline test asks "did the work stop near its budget?". On a shared two-core box the wall
-clock of the same run varies 2-3x with load from other processes, while the CPU time this
-process spent does not: a query that ignored its deadline burns CPU past the bound on any box,
-and a loaded box only stretches the wall clock. So bounds are checked on CPU time, and the wall
-clock gets a generous ceiling that still fails a stall.
+A deadline test asks "did the work stop at its budget?". Timed with a real clock, the answer
+depends on the machine and its load. :class:`StepClock` stands in for ``time.monotonic`` in
+the modules that read it: every read moves it ``step`` seconds, so a deadline falls after a
+fixed number of reads, and code that checks its deadline every N steps stops after a fixed
+amount of work on any machine. ``step=0`` is a clock that never moves (no deadline ever
+passes: a test of another bound). ``advance`` moves it by hand (work that stands for time).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from types import ModuleType, SimpleNamespace
 
-WALL_CEILING_S = 3.0
+import pytest
 
 
-@dataclass
-class Spent:
-    wall: float = 0.0
-    cpu: float = 0.0
+class StepClock:
+    """``monotonic()`` that moves ``step`` seconds per read; ``reads`` counts them."""
 
-    def within(self, bound_s: float) -> bool:
-        """CPU time under ``bound_s`` and wall time under the stall ceiling."""
-        return self.cpu < bound_s and self.wall < max(WALL_CEILING_S, 3 * bound_s)
+    def __init__(self, step: float) -> None:
+        self.step = step
+        self.now = 1000.0
+        self.reads = 0
 
+    def monotonic(self) -> float:
+        self.reads += 1
+        self.now += self.step
+        return self.now
 
-@contextmanager
-def stopwatch() -> Iterator[Spent]:
-    spent = Spent()
-    wall, cpu = time.perf_counter(), time.process_time()
-    try:
-        yield spent
-    finally:
-        spent.wall = time.perf_counter() - wall
-        spent.cpu = time.process_time() - cpu
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+    def install(self, monkeypatch: pytest.MonkeyPatch, *modules: ModuleType) -> StepClock:
+        """Be the ``time`` these modules read (``time.monotonic`` and ``time.perf_counter``)."""
+        fake = SimpleNamespace(monotonic=self.monotonic, perf_counter=self.monotonic)
+        for module in modules:
+            monkeypatch.setattr(module, "time", fake)
+        return self

@@ -72,11 +72,20 @@ WORDS = [
 ]
 
 
+IN_CI = os.environ.get("CI", "").lower() == "true"
+"""CI has every optional part (the shared data beside the clone, Chromium): a test that would
+skip for want of one fails there instead."""
+
+
 def data_dir(name: str) -> Path:
-    """A folder of the shared evaluation data, or skip the test with the reason."""
+    """A folder of the shared evaluation data (``../shared/data`` beside the clone, or
+    ``$COGITAVE_DATA``), or skip the test with the reason; in CI, fail it."""
     p = DATA / name
     if not p.exists():
-        pytest.skip(f"shared evaluation data not found at {p} (set COGITAVE_DATA)")
+        reason = f"shared evaluation data not found at {p} (set COGITAVE_DATA)"
+        if IN_CI:
+            pytest.fail(f"{reason}; CI puts shared/ beside the clone")
+        pytest.skip(reason)
     return p
 
 

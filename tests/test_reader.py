@@ -1,10 +1,15 @@
-"""The reader's follower: it keeps looking through a failed look, and starts again after a
-stop (a server that unfollows and follows again keeps following)."""
+"""The reader's follower: it keeps looking through a failed look (logged, once while it
+repeats), and starts again after a stop (a server that unfollows and follows again keeps
+following)."""
 
 from __future__ import annotations
 
+import logging
 import threading
 
+import pytest
+
+from cogitave.errors import CorruptionError
 from cogitave.reader import Follower
 
 
@@ -40,3 +45,32 @@ def test_a_stopped_follower_starts_again() -> None:
         assert looked.wait(5)
     finally:
         f.stop()
+
+
+def test_a_failed_look_is_logged_once_while_it_repeats(caplog: pytest.LogCaptureFixture) -> None:
+    looks: list[int] = []
+    done = threading.Event()
+
+    def look() -> None:
+        looks.append(1)
+        if len(looks) <= 3:
+            raise OSError("HEAD names a root that is not there")
+        if len(looks) == 4:
+            return  # a look that works
+        if len(looks) == 5:
+            raise CorruptionError("roots/abc.json: checksum mismatch")
+        done.set()
+
+    f = Follower(look, lambda: None)
+    with caplog.at_level(logging.WARNING, logger="cogitave"):
+        f.start(0.001)
+        try:
+            assert done.wait(5)
+        finally:
+            f.stop()
+    said = [r for r in caplog.records if r.name == "cogitave"]
+    assert [r.getMessage().split(" (still")[0] for r in said] == [
+        "following the collection's new roots: OSError: HEAD names a root that is not there",
+        "following the collection's new roots: CorruptionError: roots/abc.json: checksum mismatch",
+    ]
+    assert said[0].exc_info and not said[1].exc_info  # a coded error needs no traceback

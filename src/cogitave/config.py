@@ -7,7 +7,6 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
                                    # | system[:PATH] | none
 
     [routing]
-    learned_enabled = false        # the learned per-field router ships disabled
     df_guard = 0.6667              # df above this share of a dimension's points: no signal
     fallback_min_sim = 0.30        # embedding fallback routes only above this top-1 cosine
 
@@ -52,6 +51,11 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
     sources = {"mylib" = "git+https://git.example.com/mylib@v{version}#docs"}  # index --project
     pypi_url = ""                  # "" = https://pypi.org/pypi ($COGITAVE_PYPI_URL wins)
     npm_url = ""                   # "" = https://registry.npmjs.org ($COGITAVE_NPM_URL wins)
+    registries = ["https://docs.example.internal/packs/"]   # registries of packs, in order
+
+A retired setting (:data:`RETIRED`) in a root written by an older version is dropped when the
+root is read: the root opens and ranks as before. Given now, in a settings file or by
+``--set``, it is an error that says why it went and what to do.
 """
 
 from __future__ import annotations
@@ -64,10 +68,24 @@ from typing import Any
 
 from cogitave.errors import SchemaError
 
+RETIRED: dict[tuple[str, str], str] = {
+    ("routing", "learned_enabled"): (
+        "there is no learned router: terms route by IDF (query/route.py), "
+        "and nothing ever read this switch"
+    ),
+}
+"""(section, key) -> why the setting was removed. Stored roots may still hold these keys."""
+
+
+def _retired(section: str, key: str, source: str) -> SchemaError:
+    why = RETIRED[(section, key)]
+    return SchemaError(
+        f"{source}: [{section}] {key} was removed ({why}); delete it from your settings"
+    )
+
 
 @dataclass(frozen=True)
 class Routing:
-    learned_enabled: bool = False
     df_guard: float = 2.0 / 3.0
     fallback_min_sim: float = 0.30
 
@@ -189,7 +207,9 @@ class Docs:
 class Libraries:
     """How a project's packages map to the libraries a collection holds: by normalised name,
     and through ``aliases`` (package name -> library name) for the rest
-    (``aliases = {"react-dom" = "react", "pydantic-core" = "pydantic"}``)."""
+    (``aliases = {"react-dom" = "react", "pydantic-core" = "pydantic"}``). ``registries``:
+    the registries of packs (folders or URLs, :mod:`cogitave.libraries.registry`) a library
+    version is imported from, in order, when none is named."""
 
     aliases: Mapping[str, str] = field(default_factory=dict)
     sources: Mapping[str, str] = field(default_factory=dict)
@@ -200,6 +220,7 @@ class Libraries:
     """PyPI's JSON API base URL ("": https://pypi.org/pypi; ``$COGITAVE_PYPI_URL`` wins)."""
     npm_url: str = ""
     """The npm registry's base URL ("": https://registry.npmjs.org; ``$COGITAVE_NPM_URL``)."""
+    registries: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("aliases", "sources"):
@@ -217,6 +238,14 @@ class Libraries:
                 value == "" or (value.startswith(("http://", "https://")) and len(value) <= 2000)
             ):
                 raise SchemaError(f"[libraries] {name} must be an http(s) URL")
+        regs = self.registries
+        if (
+            not isinstance(regs, list | tuple)
+            or len(regs) > 32
+            or not all(isinstance(r, str) and 0 < len(r.strip()) <= 2048 for r in regs)
+        ):
+            raise SchemaError("[libraries] registries must be a list of at most 32 folders or URLs")
+        object.__setattr__(self, "registries", tuple(r.strip() for r in regs))
 
 
 @dataclass(frozen=True)
@@ -251,6 +280,8 @@ class Settings:
             except tomllib.TOMLDecodeError:
                 value = raw.strip()
             section, dot, name = key.partition(".")
+            if (section, name) in RETIRED:
+                raise _retired(section, name, f"{source} {item!r}")
             if not dot:
                 data[section] = value
             elif not isinstance(data.get(section), dict):
@@ -261,8 +292,14 @@ class Settings:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None, *, source: str = "settings") -> Settings:
-        """Build from a mapping; unknown keys and wrong types are errors naming the key."""
-        data = dict(data or {})
+        """Build from a mapping; unknown keys and wrong types are errors naming the key. A
+        retired key (:data:`RETIRED`, from a root an older version wrote) is dropped."""
+        data = {
+            k: {n: x for n, x in v.items() if (k, n) not in RETIRED}
+            if isinstance(v, Mapping)
+            else v
+            for k, v in (data or {}).items()
+        }
         kw: dict[str, Any] = {}
         sections = {
             "routing": Routing,
@@ -291,7 +328,11 @@ class Settings:
     def load(cls, path: str | Path) -> Settings:
         p = Path(path)
         try:
-            return cls.from_dict(tomllib.loads(p.read_text(encoding="utf-8")), source=str(p))
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+            for section, key in RETIRED:
+                if isinstance(data.get(section), Mapping) and key in data[section]:
+                    raise _retired(section, key, str(p))
+            return cls.from_dict(data, source=str(p))
         except FileNotFoundError as e:
             raise SchemaError(f"settings file not found: {p}") from e
         except tomllib.TOMLDecodeError as e:

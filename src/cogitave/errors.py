@@ -8,9 +8,10 @@ The tree::
     │   ├── EdgeLabelError             edge_label      400   label outside the closed vocabulary
     │   ├── IngestError                ingest          400   bad source records (file:line list)
     │   └── QueryError                 query           400   empty / oversized / malformed query
-    │   └── TooCostlyError             too_costly      400   a request past a cost bound (rows,
-    │                                                        response bytes, graph expansions,
-    │                                                        wall time); ``details["bound"]``
+    │   └── TooCostlyError             too_costly      400   a request past a cost bound
+    │                                                        (expansions, response bytes, wall
+    │                                                        time, a GraphQL document's size);
+    │                                                        ``details["bound"]``
     ├── UnauthorizedError              unauthorized    401   missing or wrong bearer API key
     ├── NotFoundError                  not_found       404   collection, root, or uid unknown
     ├── ConflictError                  conflict        409   writer lock held, collection exists

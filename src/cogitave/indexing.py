@@ -409,6 +409,66 @@ def export_pack(path: Path, ref: str, out: Path) -> Any:
     return LibraryCollection.open(path).export_pack(ref, out)
 
 
+def publish_pack(path: Path, ref: str, registry: Path, out: Path | None = None) -> Any:
+    """Write library version ``ref`` of the collection at ``path`` into the registry folder
+    ``registry`` and name it in its index (:func:`cogitave.libraries.registry.publish`); a
+    copy at ``out`` too when given. The registry's entry."""
+    from cogitave.libraries.registry import copy_pack, publish
+
+    entry = publish(path, ref, registry)
+    if out is not None:
+        copy_pack(registry, entry, out)
+    return entry
+
+
+def import_from_registry(
+    path: Path,
+    ref: str,
+    version: str | None = None,
+    registry: str | None = None,
+    *,
+    replace: bool = False,
+    progress: Progress | None = None,
+) -> Any:
+    """Import library version ``ref`` (``NAME@VERSION``, or ``NAME`` and ``version``) into the
+    collection of libraries at ``path`` from ``registry``, else from the first registry of
+    the collection's ``libraries.registries`` setting that holds it (an ``ImportResult``)."""
+    from cogitave.libraries import registry as registries
+    from cogitave.libraries.layout import is_library_collection
+    from cogitave.libraries.names import split_ref
+
+    check_folder(path)
+    name, at = split_ref(ref)
+    if at and version and at != version:
+        raise InputError(f"--library {ref} and --version {version} disagree")
+    version = at or version
+    if not version:
+        raise InputError(f"give the version to import: --library {name}@VERSION")
+    if registry is not None:
+        return registries.import_from_registry(
+            path, registry, name, version, replace=replace, progress=progress
+        )
+    listed: tuple[str, ...] = ()
+    if is_library_collection(path):
+        from cogitave.libraries.collection import LibraryCollection
+
+        listed = LibraryCollection.open(path).settings().libraries.registries
+    if not listed:
+        raise InputError(
+            "no SOURCE and no --registry, and the collection names no registries "
+            "(settings --set 'libraries.registries=[\"URL_OR_FOLDER\"]')"
+        )
+    res = registries.fetch_from_registries(
+        path, listed, name, version, replace=replace, progress=progress
+    )
+    if res is None:
+        raise NotFoundError(
+            f"no registry of libraries.registries ({', '.join(listed)}) holds {name}@{version} "
+            "for this collection's encoder"
+        )
+    return res
+
+
 def identity(spec: SourceSpec) -> tuple[str, str, str | None]:
     """The library name, version and git commit of a source: as given, else as its docs say
     (:func:`cogitave.ingest.sources.identify`, when the reader knows how), else its folder's

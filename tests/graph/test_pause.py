@@ -10,6 +10,7 @@ import pytest
 from cogitave.errors import QueryGraphError
 from cogitave.graph.pause import collector_paused
 from cogitave.graph.query import query_graph
+from cogitave.graph.traverse import traverse
 
 
 def test_paused_inside_restored_after():
@@ -54,3 +55,17 @@ def test_overlapping_threads_reenable_once_the_last_leaves():
     leave.set()
     t.join()
     assert gc.isenabled()
+
+
+def test_a_work_bounded_walk_leaves_the_collector_running(dense):
+    seen: list[bool] = []
+
+    def note(node: int) -> bool:
+        seen.append(gc.isenabled())
+        return True
+
+    traverse(dense, range(5), max_depth=2, max_expansions=500, node_filter=note)
+    assert seen and all(seen)
+    seen.clear()
+    traverse(dense, range(5), max_depth=2, node_filter=note)  # a tool's walk, on a deadline
+    assert seen and not any(seen)

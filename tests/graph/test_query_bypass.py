@@ -6,14 +6,15 @@ parameters, procedures, unknown labels, unbounded and deep hops, huge limits, cr
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 
+import cogitave.graph.query as gq
 from cogitave.errors import QueryGraphError
+from cogitave.graph import cypher_exec, traverse
 from cogitave.graph.query import MAX_LIMIT, query_graph
-from tests.clock import stopwatch
+from tests.clock import StepClock
 
 READ_ONLY: list[tuple[str, str]] = [
     ("CREATE (n)", "CREATE"),
@@ -236,8 +237,14 @@ def test_non_string_query(docs):
 
 
 # -- resource bounds on the dense graph (2000 nodes x 20 out-edges) -------------------------
+# The 250 ms budget is read off a StepClock: every read of the clock moves it, so the deadline
+# falls after a fixed amount of work on any machine, and a query that ignored its deadline
+# would read the clock (and work) far past it.
 BUDGET_S = 0.25
-SLACK_S = 0.35
+
+
+def clock(monkeypatch: pytest.MonkeyPatch, step: float) -> StepClock:
+    return StepClock(step).install(monkeypatch, gq, cypher_exec, traverse)
 
 
 @pytest.mark.parametrize(
@@ -254,30 +261,32 @@ SLACK_S = 0.35
         "MATCH (a) OPTIONAL MATCH (a)-[*1..4]-(b) RETURN count(b)",
     ],
 )
-def test_expensive_patterns_are_aborted(dense, text):
-    with stopwatch() as spent, pytest.raises(QueryGraphError) as e:
+def test_expensive_patterns_are_aborted(dense, text, monkeypatch):
+    step = 0.01  # 25 reads of the clock are the whole budget
+    c = clock(monkeypatch, step)
+    with pytest.raises(QueryGraphError) as e:
         query_graph(dense, text)
     assert e.value.code in ("timeout", "limit"), e.value.message
-    assert spent.within(BUDGET_S + SLACK_S), spent
+    assert c.reads <= BUDGET_S / step + 4, c.reads  # stopped at the deadline, not past it
 
 
-def test_worst_case_pattern_times_out_near_250ms(dense):
-    with stopwatch() as spent, pytest.raises(QueryGraphError) as e:
+def test_worst_case_pattern_times_out_at_its_250ms_budget(dense, monkeypatch):
+    c = clock(monkeypatch, 0.001)  # a millisecond per read
+    with pytest.raises(QueryGraphError) as e:
         query_graph(dense, "MATCH (a)-[*1..4]-(b) RETURN count(*)")
     assert e.value.code == "timeout"
-    assert spent.wall > 0.2 and spent.within(0.6), spent
+    assert 250 <= c.reads <= 253, c.reads  # the first look past 250 ms stops it
     assert "250 ms budget" in e.value.message
 
 
-def test_big_results_are_bounded_not_rejected(dense):
-    # The hard maximum budget: this test is about row caps, and a loaded CI box is slow.
-    slack = {"timeout_ms": 1000}
-    res = query_graph(dense, "MATCH (a),(b) RETURN DISTINCT a.uid, b.uid LIMIT 100000", **slack)
+def test_big_results_are_bounded_not_rejected(dense, monkeypatch):
+    clock(monkeypatch, 0.0)  # this test is about row caps: no deadline passes
+    res = query_graph(dense, "MATCH (a),(b) RETURN DISTINCT a.uid, b.uid LIMIT 100000")
     assert len(res.rows) == MAX_LIMIT and res.truncated
-    res = query_graph(dense, "MATCH (a)-[*1..4]->(b) RETURN b.uid LIMIT 100000", **slack)
+    res = query_graph(dense, "MATCH (a)-[*1..4]->(b) RETURN b.uid LIMIT 100000")
     assert len(res.rows) == MAX_LIMIT and res.truncated
     # A cross product without ORDER BY streams: it stops after LIMIT + 1 rows.
-    res = query_graph(dense, "MATCH (a),(b),(c),(d) RETURN a.uid LIMIT 1000", **slack)
+    res = query_graph(dense, "MATCH (a),(b),(c),(d) RETURN a.uid LIMIT 1000")
     assert len(res.rows) == MAX_LIMIT and res.truncated
 
 
@@ -309,40 +318,46 @@ def test_hops_up_to_four_in_total_still_run(docs):
     assert res.columns == ("n",)
 
 
-def test_parameter_strings_repeated_in_the_output_are_bounded(dense):
+def counted_rows(monkeypatch: pytest.MonkeyPatch, c: StepClock, cost_s: float) -> list[int]:
+    """Rows materialised (``to_json`` calls), each standing for ``cost_s`` of clock time."""
+    rows: list[int] = []
+    real = gq.to_json
+
+    def to_json(g, v):  # type: ignore[no-untyped-def]
+        rows.append(1)
+        c.advance(cost_s)
+        return real(g, v)
+
+    monkeypatch.setattr(gq, "to_json", to_json)
+    return rows
+
+
+def test_parameter_strings_repeated_in_the_output_are_bounded(dense, monkeypatch):
     # 5 KB of request: 300 copies of a 4,000-character parameter per row, 1,000 rows
+    rows = counted_rows(monkeypatch, clock(monkeypatch, 0.0), 0.0)
     items = ", ".join(["$p"] * 300)
-    with stopwatch() as spent, pytest.raises(QueryGraphError) as e:
+    with pytest.raises(QueryGraphError) as e:
         query_graph(dense, f"MATCH (a),(b) RETURN [{items}] AS x LIMIT 1000", {"p": "x" * 4000})
-    assert spent.within(BUDGET_S + SLACK_S), spent
     assert e.value.code == "limit" and "bytes" in e.value.message
     assert e.value.details["bound"] == "response_bytes"
+    assert len(rows) <= 2  # one row is 1.2 MB: the bound stops the first or second
 
 
-def test_many_mid_sized_rows_hit_the_result_bound_not_memory(dense):
+def test_many_mid_sized_rows_hit_the_result_bound_not_memory(dense, monkeypatch):
     # each row is small enough alone; 1,000 of them pass the result's byte bound
-    with stopwatch() as spent, pytest.raises(QueryGraphError) as e:
-        query_graph(
-            dense,
-            "MATCH (a) RETURN [$p, $p, $p, $p] AS x LIMIT 1000",
-            {"p": "y" * 4000},
-            timeout_ms=1000,
-        )
-    assert spent.within(1.0 + SLACK_S), spent
+    rows = counted_rows(monkeypatch, clock(monkeypatch, 0.0), 0.0)
+    with pytest.raises(QueryGraphError) as e:
+        query_graph(dense, "MATCH (a) RETURN [$p, $p, $p, $p] AS x LIMIT 1000", {"p": "y" * 4000})
     assert e.value.code == "limit" and e.value.details["bound"] == "response_bytes"
+    assert len(rows) < 1000 // 2  # ~16 KB a row against the 1 MB bound: about 62 rows
 
 
 def test_materialisation_runs_inside_the_budget(dense, monkeypatch):
-    # A slow to_json (standing in for a large page) must end in a timeout, not run on.
-    import cogitave.graph.query as q
-
-    def slow(g, v):  # type: ignore[no-untyped-def]
-        time.sleep(0.002)
-        return v
-
-    monkeypatch.setattr(q, "to_json", slow)
-    t = time.perf_counter()
+    # A costly to_json (2 ms a row, standing in for a large page) must end in a timeout
+    # at the 100 ms budget: about 50 rows of the 1000, not run on to the end.
+    c = clock(monkeypatch, 0.0)
+    rows = counted_rows(monkeypatch, c, 0.002)
     with pytest.raises(QueryGraphError) as e:
         query_graph(dense, "MATCH (a) RETURN a.uid LIMIT 1000", timeout_ms=100)
     assert e.value.code == "timeout"
-    assert time.perf_counter() - t < 0.1 + SLACK_S
+    assert 45 <= len(rows) <= 120, len(rows)

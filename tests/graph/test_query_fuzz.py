@@ -1,26 +1,30 @@
 """Fuzzing query_graph: random text, token soups and grammar-shaped queries.
 
 Whatever comes in: the only exception is QueryGraphError (never an "internal error"), no
-result has more than 1000 rows, and no call runs past its budget plus a small slack.
+result has more than 1000 rows, and no call runs past its budget: the budget is read off a
+StepClock (a millisecond per read), so a call that works on past its deadline reads the clock
+past it, on any machine at any load.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import cogitave.graph.query as gq
 from cogitave.errors import QueryGraphError
+from cogitave.graph import cypher_exec, traverse
 from cogitave.graph.query import MAX_LIMIT, query_graph
 from cogitave.schema import EDGE_LABELS
 from cogitave.store.graph import GraphSegment
+from tests.clock import StepClock
 from tests.graph._graphs import random_nodes
 
 TIMEOUT_MS = 40
-SLACK_S = 0.75  # generous for a loaded 2-core CI box: unbounded work would take far longer
+STEP_S = 0.001
 PARAMS: dict[str, Any] = {"p": 1, "u": "n000001", "l": [1, "a", None], "s": "x", "n": 3}
 FUZZ = settings(
     max_examples=250,
@@ -143,20 +147,19 @@ def graph() -> GraphSegment:
 
 
 def _check(graph: GraphSegment, text: str, timeout_ms: float = TIMEOUT_MS) -> None:
-    # The bound is on work, so it is measured in this thread's CPU time: a loaded CI box
-    # stretches wall time (preemption) without the query doing more. The wall-clock deadline
-    # itself is tested on its own (test_query_bypass: timeout in about 250 ms).
-    t = time.thread_time()
-    try:
-        res = query_graph(graph, text, PARAMS, timeout_ms=timeout_ms)
-    except QueryGraphError as e:
-        assert e.code in QueryGraphError.CODES
-        assert "internal error" not in e.message, (text, e.message, e.__cause__)
-        assert e.message
-    else:
-        assert len(res.rows) <= MAX_LIMIT
-        assert all(len(r) == len(res.columns) for r in res.rows)
-    assert time.thread_time() - t < timeout_ms / 1000 + SLACK_S, text
+    with pytest.MonkeyPatch.context() as mp:
+        clock = StepClock(STEP_S).install(mp, gq, cypher_exec, traverse)
+        try:
+            res = query_graph(graph, text, PARAMS, timeout_ms=timeout_ms)
+        except QueryGraphError as e:
+            assert e.code in QueryGraphError.CODES
+            assert "internal error" not in e.message, (text, e.message, e.__cause__)
+            assert e.message
+        else:
+            assert len(res.rows) <= MAX_LIMIT
+            assert all(len(r) == len(res.columns) for r in res.rows)
+    # the deadline is looked at every few steps: no call reads the clock far past it
+    assert clock.reads <= timeout_ms / 1000 / STEP_S + 4, (text, clock.reads)
 
 
 @FUZZ

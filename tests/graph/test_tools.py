@@ -11,7 +11,7 @@ from cogitave.errors import NotFoundError, QueryGraphError
 from cogitave.graph.tools import facets, get_learning_path, get_related, path_key, resolve_xref
 from cogitave.nodes import Edge, Node
 from cogitave.store.graph import GraphSegment
-from tests.clock import stopwatch
+from tests.clock import StepClock
 
 T = "docs/tutorial"
 
@@ -245,11 +245,25 @@ def test_learning_path_depth_bound_is_reported():
     assert lp.truncated and lp.notes
 
 
-def test_learning_path_bounded_on_dense(dense):
-    with stopwatch() as spent:
-        lp = get_learning_path(dense, "n000000")
-    assert spent.within(1.5), spent
+def test_learning_path_bounded_on_dense(dense, monkeypatch):
+    """Its walks on the dense graph are bounded by the row cap, not by the clock (which does
+    not move here): at most a few rows' worth of edge expansions each."""
+    from cogitave.graph import learning, related
+    from cogitave.graph import traverse as traverse_module
+
+    StepClock(0.0).install(monkeypatch, traverse_module, related)
+    walks: list[int] = []
+    real = learning.traverse
+
+    def counted(*a, **kw):  # type: ignore[no-untyped-def]
+        tr = real(*a, **kw)
+        walks.append(tr.expansions)
+        return tr
+
+    monkeypatch.setattr(learning, "traverse", counted)
+    lp = get_learning_path(dense, "n000000")
     assert len(lp.steps) <= 1001
+    assert walks and all(n <= 20 * traverse_module.MAX_ROWS for n in walks), walks
 
 
 def test_tools_reach_the_graph_only_through_traverse():

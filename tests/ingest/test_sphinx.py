@@ -185,3 +185,51 @@ def test_version_and_release_come_from_conf_py_when_literal(tmp_path: Path) -> N
 )
 def test_sphinx_substitutions_are_read_without_running_conf_py(conf, want) -> None:
     assert sphinx_substitutions(conf) == want
+
+
+AUTODOC_PACKAGE = {
+    "src/mylib/__init__.py": (
+        '"""Mylib connects engines."""\n\nfrom mylib._engine import Engine, connect\n\n'
+        '__all__ = ["Engine", "connect"]\n'
+        "open('IMPORTED', 'w').write('the package ran')  # reading must never run this\n"
+    ),
+    "src/mylib/_engine.py": (
+        "class Engine:\n"
+        '    """An engine that runs jobs.\n\n    :param workers: how many jobs run at once.\n'
+        '    """\n\n'
+        "    def __init__(self, workers: int = 4) -> None:\n        self.workers = workers\n\n"
+        "    def run(self, job: str, *, retries: int = 0) -> bool:\n"
+        '        """Run ``job``; retry up to ``retries`` times."""\n        return True\n\n\n'
+        "def connect(url: str, timeout: float = 5.0) -> Engine:\n"
+        '    """Connect to the engine at ``url``."""\n    return Engine()\n'
+    ),
+    "pyproject.toml": '[project]\nname = "mylib"\nversion = "2.1.0"\n',
+    "docs/conf.py": "project = 'Mylib'\nextensions = ['sphinx.ext.autodoc']\n",
+    "docs/index.rst": "Mylib\n=====\n\nStart with :doc:`api`.\n\n.. toctree::\n\n   api\n",
+    "docs/api.rst": (
+        "API reference\n=============\n\n.. automodule:: mylib\n   :members:\n\n"
+        "Connecting\n----------\n\n.. autofunction:: mylib.connect\n\n"
+        ".. autoclass:: mylib.Missing\n"
+    ),
+}
+
+
+def test_autodoc_directives_get_the_api_reference_from_the_source(tmp_path: Path) -> None:
+    # A repository whose docs hold only autodoc directives: the objects they name are read
+    # from the package's source (never imported), with signatures and docstrings, and a name
+    # the source lacks is listed in the report.
+    marker = tmp_path / "IMPORTED"
+    for rel, text in AUTODOC_PACKAGE.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text.replace("'IMPORTED'", repr(str(marker))))
+    batch = read_docs(tmp_path / "docs", base_url="https://mylib.example/")
+    api = {n.uid: n for n in batch.nodes if n.kind == "api"}
+    assert {"mylib", "mylib.Engine", "mylib.Engine.run", "mylib.connect"} <= set(api)
+    run = api["mylib.Engine.run"]
+    assert "run(job: str, *, retries: int = 0) -> bool" in run.dims["code"]
+    assert "retry up to" in (run.content or "")
+    assert run.meta["url"] == "https://mylib.example/api.html#mylib.Engine.run"
+    assert "how many jobs run at once" in (api["mylib.Engine"].content or "")
+    assert "mylib.Missing" in batch.report and "not found" in batch.report
+    assert not marker.exists()
+    assert batch.stats["autodoc"] == {"read": 2, "missing": 1}

@@ -206,3 +206,11 @@ def test_a_first_index_that_fails_leaves_no_folder(
     monkeypatch.undo()
     lib.sync_library("x", "2", pages(5, 2, "b"), schema=SCHEMA, source="/b")
     assert [e.ref for e in lib.libraries()] == ["x@1", "x@2"]
+
+
+def test_an_unknown_encoder_is_refused_before_the_folder_is_made(tmp_path: Path) -> None:
+    from cogitave.errors import EncoderError
+
+    with pytest.raises(EncoderError, match="unknown encoder"):
+        LibraryCollection.create(tmp_path / "libs", encoder="no-such-encoder")
+    assert not (tmp_path / "libs").exists()

@@ -301,3 +301,23 @@ def test_an_npm_dependency_from_node_modules(tmp_path: Path, col: Path) -> None:
     assert libraries(col)["tinyfetch@2.1.0"] == f"installed:{pkg / 'package.json'}"
     found = run_cli("search", "retry dropped connection", "-c", str(col), "--json")
     assert any("fetchretry" in h["uid"].lower() for h in json.loads(found.stdout)["results"])
+
+
+def test_a_registry_pack_comes_before_the_installed_package(tmp_path: Path, col: Path) -> None:
+    from cogitave.libraries.registry import publish
+
+    app = make_app(tmp_path, {"idna": "3.20"})
+    (app / "requirements.txt").write_text("idna==3.20\n")
+    (app / "pyproject.toml").unlink()
+    (app / "uv.lock").unlink()
+    other = tmp_path / "built"
+    LibraryCollection.create(other, encoder=None)
+    run_cli("index", "-c", str(other), "--project", str(app), "-q")
+    reg = tmp_path / "registry"
+    publish(other, "idna@3.20", reg)
+    sets = ("--set", f'libraries.registries=["{reg}"]')
+    plan = run_cli("index", "-c", str(col), "--project", str(app), "--dry-run", *sets)
+    assert f"idna 3.20 (pinned in requirements.txt): from registry:{reg} (registry:" in plan.stdout
+    res = run_cli("index", "-c", str(col), "--project", str(app), "-q", *sets)
+    assert f"fetched from registry:{reg} (registry)" in res.stdout
+    assert libraries(col) == {"idna@3.20": f"registry:{reg}"}

@@ -3,10 +3,13 @@ boost, nothing unrelated is injected, and without edges nothing changes."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from cogitave import Collection, Edge, Node, SearchRequest
 from cogitave.config import Rerank, Settings
+from cogitave.query import rerank
 from cogitave.schema import Dimension, Schema
 
 SCHEMA = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
@@ -82,3 +85,54 @@ def test_no_edges_is_an_exact_no_op(tmp_path):
         assert [(h.uid, h.score) for h in a.results] == [
             (h.uid, h.score) for h in off.search(SearchRequest(query=q)).results
         ]
+
+
+def _ranking(col, q):
+    res = col.search(SearchRequest(query=q))
+    return [(h.uid, h.score) for h in res.results], res.diagnostics["rerank"]
+
+
+def _jumping_clock(monkeypatch):
+    """Every read of the clocks a ranking could use is one second after the previous."""
+    ticks = iter(range(1, 10**9))
+    for name in ("monotonic", "perf_counter"):
+        monkeypatch.setattr(time, name, lambda: float(next(ticks)))
+
+
+@pytest.mark.parametrize("q", ["install guide", "tuning notes cache"])
+def test_the_rerank_reads_no_clock(col, q, monkeypatch):
+    quiet, info = _ranking(col, q)
+    assert info["applied"] and info["moves"] and not info["truncated"]
+    _jumping_clock(monkeypatch)  # a second passes between any two clock reads
+    assert _ranking(col, q) == (quiet, info)
+
+
+def test_the_work_cap_cuts_the_same_place_every_time(col, monkeypatch):
+    full, info = _ranking(col, "tuning notes cache")
+    assert info["expansions"] == 3 and not info["truncated"]  # tune-c <- tune-b <- unrelated
+    monkeypatch.setattr(rerank, "EXPANSIONS_PER_SEED", 0)
+    capped = _ranking(col, "tuning notes cache")
+    ranking, info = capped
+    assert info["truncated"] and info["expansions"] == info["max_expansions"] == 0
+    assert not info["moves"] and ranking != full  # no support: tune-a keeps its tie-break
+    _jumping_clock(monkeypatch)
+    assert [_ranking(col, "tuning notes cache") for _ in range(3)] == [capped] * 3
+
+
+def test_a_search_never_pauses_the_garbage_collector(col, monkeypatch):
+    """The collector is process-wide: the rerank's walks (bounded by work) leave it running
+    for every other thread."""
+    import gc
+
+    from cogitave.graph import traverse as traverse_module
+
+    seen: list[bool] = []
+    walk = traverse_module._walk_nodes
+
+    def noting(*a, **kw):
+        seen.append(gc.isenabled())
+        return walk(*a, **kw)
+
+    monkeypatch.setattr(traverse_module, "_walk_nodes", noting)
+    col.search(SearchRequest(query="install guide"))
+    assert seen and all(seen)

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import socket
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import uvicorn
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from cogitave.collection import Collection
 from cogitave.service import ops
 from cogitave.service.args import SearchArgs
-from cogitave.surfaces.http import create_app
+from cogitave.surfaces.http import bind, create_app
 from tests.helpers import BASE_URL, docs_collection, http_error
 
 
@@ -290,3 +294,43 @@ def test_internal_faults_keep_the_error_shape(col: Collection) -> None:
     with TestClient(app, base_url=BASE_URL, raise_server_exceptions=False) as c:
         err = http_error(c.get("/boom"), 500, "internal")
         assert "internal detail" not in err["message"]
+
+
+async def _hello(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"hello"})
+
+
+def test_every_accepted_connection_sends_without_delay() -> None:
+    """The listener ``cogitave serve`` hands to uvicorn: the server's side of each keep-alive
+    connection has Nagle's algorithm off (``TCP_NODELAY``), read from the accepted socket."""
+
+    async def served() -> list[int]:
+        server = uvicorn.Server(uvicorn.Config(_hello, log_level="warning", lifespan="off"))
+        with bind("127.0.0.1", 0) as sock:
+            running = asyncio.create_task(server.serve(sockets=[sock]))
+            try:
+                # the kernel queues the connection until the server accepts it
+                reader, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+                for _ in range(2):  # the same connection, kept alive
+                    writer.write(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                    await reader.readuntil(b"hello")
+                conns = server.server_state.connections
+                accepted = [p.transport.get_extra_info("socket") for p in conns]
+                got = [s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in accepted]
+                writer.close()
+                await writer.wait_closed()
+            finally:
+                server.should_exit = True
+                await running
+        return got
+
+    assert asyncio.run(served()) == [1]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="accepted sockets inherit it on Linux")
+def test_a_plainly_accepted_connection_inherits_no_delay() -> None:
+    with bind("127.0.0.1", 0) as listener, socket.create_connection(listener.getsockname()):
+        accepted, _ = listener.accept()
+        with accepted:
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1

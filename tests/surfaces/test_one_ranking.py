@@ -4,21 +4,30 @@ same order, on a plain and on a sharded collection.
 The reference is the service operation itself (``ops.search``); then MCP ``docs_search``,
 REST JSON and Markdown, GraphQL ``search`` and ``searchMarkdown``, the CLI's ``--json`` and
 ``--format markdown``, each with only the question and the limit (every default is the
-operation's).
+operation's). The same ranking, ids and scores, comes back while other processes and threads
+burn the CPU: no stage reads a clock.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing as mp
 import re
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from multiprocessing.synchronize import Event as MpEvent
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from cogitave.collection import Collection
+from cogitave.config import Settings
+from cogitave.nodes import Edge, Node
 from cogitave.query.types import SearchRequest
 from cogitave.reader import Reader
+from cogitave.schema import Dimension, Schema
 from cogitave.service import ops
 from cogitave.service.args import SearchArgs
 from cogitave.surfaces.http import create_app
@@ -135,3 +144,106 @@ def test_the_same_ranking_with_filters_and_offset(col: Collection) -> None:
     with TestClient(create_app(col), base_url=BASE_URL) as client:
         rest = [r["uid"] for r in client.post("/search", json=body).json()["results"]]
     assert rest == python
+
+
+BURNERS = 2  # busy processes: the machine's two cores are both taken
+
+
+def _burn(stop: MpEvent) -> None:
+    """Spin until told to stop."""
+    n = 0
+    while not stop.is_set():
+        for _ in range(10_000):
+            n += 1
+
+
+@pytest.fixture
+def busy_cpu() -> Iterator[None]:
+    """``BURNERS`` processes spinning on the CPU, stopped (and reaped) at teardown."""
+    ctx = mp.get_context("spawn")
+    stop = ctx.Event()
+    procs = [ctx.Process(target=_burn, args=(stop,), daemon=True) for _ in range(BURNERS)]
+    for p in procs:
+        p.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        for p in procs:
+            p.join(10)
+            if p.is_alive():
+                p.kill()
+                p.join()
+
+
+def _ranking(reader: Reader, q: str) -> tuple[list[tuple[str, float]], Any]:
+    res = ops.search(reader, SearchArgs(q, limit=LIMIT))
+    return [(h.uid, h.score) for h in res.results], res.diagnostics.get("rerank")
+
+
+def test_the_same_ranking_at_any_load(col: Collection, busy_cpu: None) -> None:
+    """A quiet run against the same searches while two processes and two more threads
+    spin: ids and scores identical, and the graph rerank did the same work."""
+    quiet = {q: _ranking(col, q) for q in QUERIES}
+    assert any(r and r.get("applied") for _, r in quiet.values())  # the rerank runs here
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            sum(range(10_000))
+
+    spinners = [threading.Thread(target=spin, daemon=True) for _ in range(2)]
+    for t in spinners:
+        t.start()
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            loaded = list(pool.map(lambda q: (q, _ranking(col, q)), QUERIES * 3))
+    finally:
+        stop.set()
+        for t in spinners:
+            t.join()
+    for q, got in loaded:
+        assert got == quiet[q], q
+
+
+def _hubs(path: Any) -> Collection:
+    """40 pages answering "cache tuning", each linked to the next, and 1000 other pages each
+    linking to all 40: the graph rerank's walks are long (a hub of 1000 links per candidate)."""
+    pages = [
+        Node(
+            f"p{i:02d}",
+            "page",
+            {"title": f"cache tuning {i}", "body": "tuning the cache size " * (1 + i % 5)},
+            edges=(Edge("xref", f"p{(i + 1) % 40:02d}"),),
+        )
+        for i in range(40)
+    ]
+    leaves = [
+        Node(
+            f"leaf{j:04d}",
+            "page",
+            {"title": f"leaf {j}", "body": "unrelated text"},
+            edges=tuple(Edge("xref", f"p{i:02d}") for i in range(40)),
+        )
+        for j in range(1000)
+    ]
+    schema = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
+    hubs = Collection.create(path, schema, encoder=None, settings=Settings(lexicon="none"))
+    hubs.add([*pages, *leaves])
+    hubs.publish()
+    return hubs
+
+
+def test_the_same_ranking_at_any_load_around_hubs(
+    tmp_path_factory: pytest.TempPathFactory, busy_cpu: None
+) -> None:
+    """The rerank walking past hubs (cut by its work cap) while two processes spin: the
+    same ids, scores and rerank on every run."""
+    hubs = _hubs(tmp_path_factory.mktemp("hubs") / "col")
+    req = SearchRequest(query="cache tuning", limit=30)
+    runs = []
+    for _ in range(8):
+        res = hubs.search(req)
+        runs.append(([(h.uid, h.score) for h in res.results], res.diagnostics["rerank"]))
+    assert runs[0][1]["applied"] and runs[0][1]["moves"]
+    assert all(run == runs[0] for run in runs), [r[1].get("moves") for r in runs]

@@ -3,7 +3,8 @@ driven end to end in headless Chromium against a real uvicorn server.
 
 The browser tests need ``/usr/bin/chromium``, ``/usr/bin/chromedriver`` (Debian's ``chromium``
 and ``chromium-driver``) and the ``selenium`` package; without them they are skipped, saying
-which is missing. A screenshot of the page goes to ``tests/artifacts/`` (gitignored).
+which is missing, except in CI (``CI=true``), where they fail. A screenshot of the page goes
+to ``tests/artifacts/`` (gitignored).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from fastapi.testclient import TestClient
 
 from cogitave.collection import Collection
 from cogitave.schema import EDGE_LABELS
-from cogitave.surfaces.http import STATIC_DIR, create_app
-from tests.helpers import BASE_URL, docs_collection, free_port
+from cogitave.surfaces.http import STATIC_DIR, bind, create_app
+from tests.conftest import IN_CI
+from tests.helpers import BASE_URL, docs_collection
 
 CHROMIUM = os.environ.get("COGITAVE_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("COGITAVE_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -101,32 +103,30 @@ def _missing_browser() -> str | None:
 
 
 class LiveServer:
-    """uvicorn on 127.0.0.1 and a free port, in a thread."""
+    """uvicorn in a thread on a socket bound before it starts (as ``cogitave serve`` does):
+    the kernel queues the first connections until the server accepts them, so nothing waits
+    for it to start."""
 
     def __init__(self, col: Collection, api_key: str | None = None) -> None:
         import uvicorn
 
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.sock = bind("127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         app = create_app(col, api_key=api_key, host="127.0.0.1")
-        config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", ws="none", lifespan="on"
-        )
+        config = uvicorn.Config(app, log_level="warning", ws="none", lifespan="on")
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
 
     def __enter__(self) -> LiveServer:
         self.thread.start()
-        deadline = time.monotonic() + WAIT_S
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=WAIT_S)
+        self.sock.close()
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +138,8 @@ def server(col: Collection) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     reason = _missing_browser()
+    if reason and IN_CI:
+        pytest.fail(f"{reason} (CI installs it: .ci/run)")
     if reason:
         pytest.skip(reason)
     from selenium import webdriver
@@ -283,26 +285,33 @@ def test_open_a_result_then_a_related_node(browser: Any, server: str) -> None:
 
 def test_stale_answers_are_dropped(browser: Any, server: str) -> None:
     open_page(browser, server)
-    # The first query's answer arrives late and ignores the abort: the page must drop it.
+    # The first query's answer ignores the abort and is held until the second is shown; then
+    # it is let through, and the page must drop it.
     browser.execute_script(
         """
         const real = window.fetch;
+        window.pip = {held: false, read: false, release: null};
         window.fetch = (url, opts = {}) => {
           const body = opts.body ? JSON.parse(opts.body) : {};
           const p = real(url, {...opts, signal: undefined});
           if (body.query !== "pip") return p;
-          return p.then((r) => new Promise((ok) => setTimeout(() => ok(r), 700)));
+          return p.then((r) => new Promise((ok) => {
+            const json = r.json.bind(r);
+            r.json = () => json().then((d) => { window.pip.read = true; return d; });
+            window.pip.release = () => ok(r);
+            window.pip.held = true;
+          }));
         };
         """
     )
     type_query(browser, "pip")
-    wait_for(
-        lambda: browser.execute_script("return document.body.dataset.searchState") == "loading",
-        "the first request",
-    )
+    wait_for(lambda: browser.execute_script("return window.pip.held"), "the first answer")
     type_query(browser, "toml configuration")
     settle(browser, "toml configuration")
-    time.sleep(0.9)  # the late answer for "pip" has arrived by now
+    browser.execute_script("window.pip.release()")
+    # read by the page; what the page does with it runs in the same turn, before this script
+    wait_for(lambda: browser.execute_script("return window.pip.read"), "the late answer read")
+    assert browser.execute_script("return document.body.dataset.searchState") == "done"
     assert "toml configuration" in text_of(browser, "#prism .kv code")
     assert "pip" not in text_of(browser, "#prism .kv code")
 

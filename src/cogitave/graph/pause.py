@@ -9,6 +9,11 @@ frontiers, paths and rows are freed by reference counting), so nothing accumulat
 collector is paused; it runs again, at the next allocation, when the last paused call ends.
 Calls may overlap on threads: the collector is re-enabled only by the last one out, and only
 if it was enabled when the first one came in.
+
+The collector is one per process: while any call is paused, no thread's cycles are collected.
+So only calls bounded by a deadline pause it (the graph tools); the rerank's walks, bounded by
+a work cap and reading no clock (:func:`cogitave.graph.traverse.traverse` with
+``max_expansions``), leave it running, and searches never hold it off.
 """
 
 from __future__ import annotations

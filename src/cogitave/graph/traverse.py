@@ -7,9 +7,16 @@ graph rerank): there is no second, unbounded path into the graph. The bounds liv
 - depth: ``max_depth <= MAX_DEPTH`` (4); more raises ``QueryGraphError('depth')``;
 - rows: at most ``MAX_ROWS`` (1000) rows per call; hitting the cap stops the walk and sets
   ``truncated`` (a caller that asks for more is silently capped);
-- time: every call has a ``deadline`` (a ``time.monotonic()`` value; a call without one gets
-  ``DEFAULT_BUDGET_S``). The clock is read on entry and every ``CLOCK_EVERY`` edge expansions;
-  past the deadline the walk raises ``QueryGraphError('timeout')``;
+- time: a call has a ``deadline`` (a ``time.monotonic()`` value; a call with neither a
+  deadline nor a work cap gets ``DEFAULT_BUDGET_S``). The clock is read on entry and every
+  ``CLOCK_EVERY`` edge expansions; past the deadline the walk raises
+  ``QueryGraphError('timeout')``. This is the graph tools' bound (the spec gives them a time
+  budget), and what they answer may depend on the load;
+- work: ``max_expansions`` caps the edge expansions of a call; reaching it stops the walk and
+  sets ``truncated`` and ``spent``. A call with a work cap and no deadline reads no clock, so
+  what it returns depends only on the graph and its arguments, never on the machine or its
+  load: ranking (the graph rerank) walks only this way. Such a call does not pause the garbage
+  collector (:mod:`cogitave.graph.pause`): a collection pass can only delay it;
 - labels: only the closed edge vocabulary (``QueryGraphError('label')`` names the allowed ones).
 
 Two walk orders. ``unique="node"`` is a breadth-first search that reports each reachable node
@@ -21,8 +28,10 @@ paths and O(reached nodes) for the breadth-first walk.
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -71,10 +80,13 @@ class Traversal:
     rows: list[Row] = field(default_factory=list)
     truncated: bool = False
     expansions: int = 0
+    spent: bool = False
+    """The walk stopped at ``max_expansions`` (``truncated`` is set too)."""
+    max_expansions: int | None = None
 
 
 class _Full(Exception):
-    """Internal: the row cap is reached (stops the walk)."""
+    """Internal: the row cap or the work cap is reached (stops the walk)."""
 
 
 _Arm = tuple[str, Literal["out", "in"], np.ndarray, np.ndarray]
@@ -142,17 +154,24 @@ def traverse(
     deadline: float | None = None,
     node_filter: NodeFilter | None = None,
     unique: Unique = "node",
+    max_expansions: int | None = None,
 ) -> Traversal:
     """Walk from ``seeds`` along ``labels`` (all by default) in ``direction``.
 
     Rows are the nodes reached at depth ``min_depth..max_depth`` that pass ``node_filter``
     (nodes failing it are still walked through). ``deadline`` is a ``time.monotonic()`` value.
+    ``max_expansions`` (a work cap) stops the walk after that many edge expansions, with
+    ``truncated`` and ``spent`` set; with it and no ``deadline`` no clock is read, and the same
+    arguments give the same rows on any machine at any load.
     """
-    now = time.monotonic()
-    if deadline is None:
-        deadline = now + DEFAULT_BUDGET_S
-    if now > deadline:
-        raise _timeout(0)
+    if deadline is None and max_expansions is not None:
+        deadline = math.inf  # bounded by work alone: no clock is read
+    else:
+        now = time.monotonic()
+        if deadline is None:
+            deadline = now + DEFAULT_BUDGET_S
+        if now > deadline:
+            raise _timeout(0)
     if direction not in ("out", "in", "both"):
         raise QueryGraphError("syntax", f"direction must be out, in or both, not {direction!r}")
     if unique not in ("node", "edge"):
@@ -161,12 +180,17 @@ def traverse(
     if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
         raise QueryGraphError("limit", f"max_rows must be a positive integer, not {max_rows!r}")
     max_rows = min(max_rows, MAX_ROWS)
+    cap = max_expansions
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
+        raise QueryGraphError(
+            "limit", f"max_expansions must be a non-negative integer, not {max_expansions!r}"
+        )
     arms = _arms(graph, check_labels(labels), direction)
-    result = Traversal()
+    result = Traversal(max_expansions=max_expansions)
     n = graph.n_nodes
     walk = _walk_nodes if unique == "node" else _walk_edges
     both = direction == "both"
-    with collector_paused():
+    with nullcontext() if deadline == math.inf else collector_paused():
         try:
             for seed in seeds:
                 seed = int(seed)
@@ -191,24 +215,31 @@ def _timeout(expansions: int) -> QueryGraphError:
 
 def _neighbours(
     u: int, arms: list[_Arm], both: bool
-) -> list[tuple[str, Literal["out", "in"], int]]:
-    out: list[tuple[str, Literal["out", "in"], int]] = []
+) -> Iterator[tuple[str, Literal["out", "in"], int]]:
+    """The edges of ``u`` in order, read ``CLOCK_EVERY`` at a time (a hub's edge list is never
+    copied whole before the walk's caps see its first edge)."""
     for label, d, ip, ix in arms:
         lo, hi = int(ip[u]), int(ip[u + 1])
-        if lo == hi:
-            continue
-        for v in ix[lo:hi].tolist():
-            # A self-loop walked both ways is one relationship: keep the outgoing reading.
-            if both and d == "in" and v == u:
-                continue
-            out.append((label, d, v))
-    return out
+        for start in range(lo, hi, CLOCK_EVERY):
+            for v in ix[start : min(hi, start + CLOCK_EVERY)].tolist():
+                # A self-loop walked both ways is one relationship: keep the outgoing reading.
+                if both and d == "in" and v == u:
+                    continue
+                yield label, d, v
 
 
 def _tick(result: Traversal, deadline: float) -> None:
-    """Count one edge expansion; every CLOCK_EVERY of them, check the deadline."""
+    """Count one edge expansion: past the work cap, stop; every CLOCK_EVERY of them, check
+    the deadline."""
+    if result.max_expansions is not None and result.expansions >= result.max_expansions:
+        result.spent = True
+        raise _Full
     result.expansions += 1
-    if not result.expansions & (CLOCK_EVERY - 1) and time.monotonic() > deadline:
+    if (
+        not result.expansions & (CLOCK_EVERY - 1)
+        and deadline != math.inf
+        and time.monotonic() > deadline
+    ):
         raise _timeout(result.expansions)
 
 

@@ -25,7 +25,10 @@ from cogitave.ingest.smart import CORPUS_FILES as SMART_CORPORA
 MAX_HINT_ENTRIES = 20_000  # files and folders looked at for a hint
 
 DOC_FORMATS = ("docs", "markdown")
-LOOKED_FOR = "Markdown/MDX pages (.md, .mdx) or reStructuredText (.rst, _sources/*.rst.txt)"
+LOOKED_FOR = (
+    "Markdown/MDX pages (.md, .mdx), reStructuredText (.rst, _sources/*.rst.txt) or a built "
+    "HTML site (index.html beside objects.inv, searchindex.js, _static/, sitemap.xml ...)"
+)
 
 
 def detect_format(path: Path) -> str:
@@ -47,7 +50,7 @@ def detect_format(path: Path) -> str:
         return "beir"
     if is_python_package(path):
         return "pyapi"
-    if has_pages(path):
+    if has_pages(path) or is_built_html(path):
         return "docs"
     raise InputError(
         f"no documents in {path}: looked for {LOOKED_FOR} and corpus.jsonl{format_hint(path)}"
@@ -58,6 +61,13 @@ def has_pages(path: Path) -> bool:
     """True when a folder holds at least one Markdown, MDX or reStructuredText page."""
     counts = count_pages(TreeReader(path), path)
     return counts["markdown"] + counts["rst"] > 0
+
+
+def is_built_html(path: Path) -> bool:
+    """True for a folder a generator built (read as HTML: :mod:`cogitave.ingest.web.folder`)."""
+    from cogitave.ingest.web.folder import is_built_site
+
+    return is_built_site(path)
 
 
 def is_python_package(path: Path) -> bool:
@@ -84,7 +94,7 @@ def check_format(path: Path, fmt: str) -> None:
             )
         return
     if fmt in DOC_FORMATS:
-        if not _names(path, "mkdocs.y*ml") and not has_pages(path):
+        if not _names(path, "mkdocs.y*ml") and not has_pages(path) and not is_built_html(path):
             hint = format_hint(path)
             raise InputError(
                 f"no documents for --format {fmt} in {path}: looked for {LOOKED_FOR}{hint}"

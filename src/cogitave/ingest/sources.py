@@ -67,6 +67,14 @@ SourceReader = Callable[[Path, SourceOptions], Batch]
 
 
 def _docs(path: Path, o: SourceOptions) -> Batch:
+    from cogitave.ingest.web.folder import is_built_site, read_html_folder
+
+    if o.version is None and is_built_site(path):
+        # A built site is read as HTML, as a crawl of it would be: its generated pages
+        # (autodoc, API indexes) exist only there (:mod:`cogitave.ingest.web.folder`).
+        from cogitave.ingest.web.options import CrawlOptions
+
+        return read_html_folder(path, CrawlOptions(base_url=o.base_url), o.schema)
     return read_docs(
         path, o.schema, base_url=o.base_url, allow_outside=o.allow_outside, version=o.version
     )

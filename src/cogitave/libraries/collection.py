@@ -44,7 +44,7 @@ from cogitave.config import Settings
 from cogitave.distributed.shard import ShardServer
 from cogitave.distributed.view import LocalShard, ShardedView
 from cogitave.errors import ConflictError, EncoderError, InputError, NotFoundError
-from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
+from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name, load_encoder
 from cogitave.expand.models import recorded_graph
 from cogitave.libraries import layout
 from cogitave.libraries.layout import LibrariesManifest, LibraryEntry, Pin, version_order
@@ -178,6 +178,8 @@ class LibraryCollection(Reader):
             raise ConflictError(f"a collection already exists at {p}")
         if p.is_dir() and any(p.iterdir()):
             raise InputError(f"{p} is a folder that holds other files, not a collection")
+        if encoder:  # an unknown encoder is refused before anything is written
+            load_encoder(encoder)
         p.mkdir(parents=True, exist_ok=True)
         with layout.writer_lock(p):
             name = canonical_name(encoder) if encoder else None
@@ -459,11 +461,17 @@ class LibraryCollection(Reader):
         return write_pack(RootStore(self.path / entry.dir), entry, out)
 
     def import_pack(
-        self, pack: Path, *, replace: bool = False, progress: Progress | None = None
+        self,
+        pack: Path,
+        *,
+        replace: bool = False,
+        progress: Progress | None = None,
+        source: str | None = None,
     ) -> LibraryEntry:
         """Import a pack: checked object by object, then published as the library version it
         holds, nothing embedded again. A version held from another source is refused unless
-        ``replace``; a pack of another encoder than the collection's is refused."""
+        ``replace``; a pack of another encoder than the collection's is refused. ``source``:
+        where the version is recorded as coming from (default: the pack's own source)."""
         with layout.staging_dir(self.path, "import") as folder:
             staging = RootStore(folder)
             staging.init()
@@ -481,6 +489,8 @@ class LibraryCollection(Reader):
                     f"the pack {printable(pack, 200)}: its root does not open "
                     f"({printable(check.problem or '', 300)}); nothing was imported"
                 )
+            if source is not None:
+                info = replace_(info, source=source)
             return self.adopt(folder, info, root_bytes, replace=replace)
 
     def adopt(

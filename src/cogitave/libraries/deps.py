@@ -93,7 +93,7 @@ class Outcome:
     source: str = ""
     step: str = ""
     nodes: int = 0
-    api_entries: int = 0
+    api_entries: int | None = 0
     reason: str = ""
 
     @property
@@ -102,10 +102,9 @@ class Outcome:
         if self.status == "held":
             return printable(f"{head}: held already", 600)
         if self.status == "fetched":
+            api = "" if self.api_entries is None else f", {self.api_entries} API entries"
             return printable(
-                f"{head}: fetched from {self.source} ({self.step}): {self.nodes} nodes, "
-                f"{self.api_entries} API entries",
-                600,
+                f"{head}: fetched from {self.source} ({self.step}): {self.nodes} nodes{api}", 600
             )
         return printable(f"{head}: failed: {self.reason}", 600)
 
@@ -308,8 +307,8 @@ def prune(
 def context(
     collection: Path, project: Path, *, encoder: str | None = None, sets: Sequence[str] = ()
 ) -> Context:
-    """The context of a run: the project's environment, the package indexes and
-    ``[libraries] sources`` of the collection's settings (with ``sets`` applied)."""
+    """The context of a run: the project's environment, the package indexes, ``[libraries]
+    sources`` and ``registries`` of the collection's settings (with ``sets`` applied)."""
     from cogitave.config import Settings
     from cogitave.libraries.layout import is_library_collection
 
@@ -322,7 +321,7 @@ def context(
         settings = settings.with_sets(sets)
     libs = settings.libraries
     return Context(collection, environment(project), index_urls(libs.pypi_url, libs.npm_url),
-                   dict(libs.sources), encoder)  # fmt: skip
+                   dict(libs.sources), encoder, tuple(libs.registries))  # fmt: skip
 
 
 def project_dependencies(

@@ -274,8 +274,9 @@ def _staging(path: Path, *, collect: bool) -> list[str]:
 
 
 _LOCK_SUFFIX = ".lock"
-STAGING_KINDS = ("import", "new")
-"""What a staging folder holds: a pack being checked, a version's first index."""
+STAGING_KINDS = ("import", "new", "download")
+"""What a staging folder holds: a pack being checked, a version's first index, a pack being
+downloaded from a registry."""
 _STAGING = tuple(f".{k}-" for k in STAGING_KINDS)
 
 

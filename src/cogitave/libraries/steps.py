@@ -10,7 +10,9 @@ all raises, and the next step is tried. The steps, in the order they are tried
 
 1. :class:`SourcesStep`: ``[libraries] sources`` names the package (``{version}``
    replaced): that source and no other (``exclusive``).
-2. (a pack registry, added beside these as one more step)
+2. :class:`RegistryStep`: a registry of packs in ``[libraries] registries``
+   (:mod:`cogitave.libraries.registry`) offers that version: its pack imported, nothing
+   embedded again.
 3. :class:`InstalledStep`: the project's environment holds the distribution at exactly
    that version: a Python package read statically (``pyapi``: API reference from the
    source, README from ``METADATA``), an npm package's README and ``.d.ts`` declarations
@@ -92,7 +94,7 @@ class Fetched:
     ref: str  # name@version
     source: str  # the provenance recorded
     nodes: int
-    api_entries: int
+    api_entries: int | None  # None: not counted (an imported pack)
     published: bool  # whether a root was published
 
 
@@ -106,11 +108,13 @@ class Context:
     bases: tuple[str, str]
     sources: dict[str, str]
     encoder: str | None = None
+    registries: tuple[str, ...] = ()
     progress: Callable[[str, int, int], None] | None = None
     resolve: Callable[[str], list[str]] | None = None
     """Host name -> addresses (None: the system's resolver), for the private-address rule."""
     metas: dict[tuple[str, str, str], PackageMeta | str] = field(default_factory=dict)
     tags: dict[str, list[str] | str] = field(default_factory=dict)
+    opened: dict[str, Any] = field(default_factory=dict)  # registry location -> it, or why not
 
     def meta(self, want: Want) -> PackageMeta | str:
         """The package index's metadata of ``want`` (asked once), or why there is none."""
@@ -176,6 +180,49 @@ class SourcesStep:
 
     def fetch(self, want: Want, candidate: Candidate, ctx: Context) -> Fetched:
         return index_location(want, candidate, ctx)
+
+
+class RegistryStep:
+    """A registry of packs (``[libraries] registries``, in order) that offers the version."""
+
+    name = "registry"
+    exclusive = False
+
+    def plan(self, want: Want, ctx: Context) -> Candidate | NotHere:
+        from cogitave.libraries.registry import open_registry
+
+        if not ctx.registries:
+            return NotHere(self.name, NOT_A_SOURCE)
+        said: list[str] = []
+        for location in ctx.registries:
+            if location not in ctx.opened:
+                try:
+                    ctx.opened[location] = open_registry(location)
+                except CogitaveError as e:
+                    ctx.opened[location] = e.message
+            reg = ctx.opened[location]
+            if isinstance(reg, str):
+                said.append(reg)
+                continue
+            if any(e.version == want.version for e in reg.versions(want.dep.name)):
+                return Candidate(self.name, reg.source, f"a pack of {want.version} in it",
+                                 extra={"location": location})  # fmt: skip
+            said.append(f"{printable(location, 200)} holds no pack of {want.version}")
+        return NotHere(self.name, "; ".join(said))
+
+    def fetch(self, want: Want, candidate: Candidate, ctx: Context) -> Fetched:
+        from cogitave.errors import NotFoundError
+        from cogitave.libraries.registry import fetch_from_registries
+
+        location = candidate.extra["location"]
+        got = fetch_from_registries(
+            ctx.collection, [location], want.dep.name, want.version, progress=ctx.progress
+        )
+        if got is None:  # only of another encoder: the next step indexes the docs
+            where = printable(location, 200)
+            raise NotFoundError(f"{where}: no pack for this collection's encoder")
+        e = got.library
+        return Fetched(e.ref, e.source, e.nodes, None, True)
 
 
 class InstalledStep:
@@ -309,7 +356,7 @@ class SiteStep:
 
 def default_steps() -> list[Step]:
     """The steps in the order they are tried (see the module doc)."""
-    return [SourcesStep(), InstalledStep(), RepositoryStep(), SiteStep()]
+    return [SourcesStep(), RegistryStep(), InstalledStep(), RepositoryStep(), SiteStep()]
 
 
 # -- helpers ----------------------------------------------------------------------------------

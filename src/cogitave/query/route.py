@@ -32,9 +32,6 @@ A term with no home at all is ``unrouted``: zero-hit (repaired or classified as 
 routing) or guarded everywhere (a stop word of this corpus). A query whose terms are all
 unrouted is a *zero-IDF query*: the embedding fallback (in :mod:`cogitave.query.prism`) routes
 it by dense similarity instead.
-
-``routing.learned_enabled`` is the switch of the learned per-field router of the roadmap; it
-ships disabled and, while false, nothing here reads it.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from cogitave.config import Settings
-from cogitave.errors import CogitaveError, NotFoundError, QueryError
+from cogitave.errors import CogitaveError, InputError, NotFoundError, QueryError
 from cogitave.graph.query import GraphQueryResult
 from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
 from cogitave.libraries.layout import Pin, version_order
@@ -44,6 +44,7 @@ from cogitave.store.roots import RootInfo
 
 if TYPE_CHECKING:
     from cogitave.collection import Collection
+    from cogitave.libraries.collection import LibraryCollection
 
 NODES_PATH = "/nodes/"
 
@@ -497,6 +498,25 @@ def settings(
     before = collection.root
     rid = collection.configure(base.with_sets(sets))
     return SettingsAnswer(collection.snapshot.settings, rid, rid != before)
+
+
+def library_settings(
+    collection: LibraryCollection, sets: Sequence[str] = (), file: Path | None = None
+) -> SettingsAnswer:
+    """:func:`settings` of a collection of libraries: every library version carries them, so
+    one that holds none yet has nowhere to keep them."""
+    current = collection.settings()
+    if file is None and not sets:
+        return SettingsAnswer(current, collection.root)
+    if not collection.manifest.libraries:
+        raise InputError(
+            f"{collection.path} holds no library yet: its settings are kept with its library "
+            "versions (index or import one first)"
+        )
+    base = Settings.load(file) if file is not None else current
+    before = collection.root
+    rid = collection.configure(base.with_sets(sets))
+    return SettingsAnswer(collection.settings(), rid, rid != before)
 
 
 # -- JSON -------------------------------------------------------------------------------------

@@ -39,10 +39,13 @@ from cogitave.surfaces.cli_options import (
     LibrariesOpt,
     LibraryOpt,
     OnlyOpt,
+    PackOutputOpt,
+    PackRegistryOpt,
     ProjectOpt,
     PruneOpt,
     QuietOpt,
     RayOpt,
+    RegistryOpt,
     ReplaceOpt,
     SchemaOpt,
     SettingsSetOpt,
@@ -105,6 +108,7 @@ def _reader(collection: Path, project: Path | None, **kw: Any) -> Reader:
 def index(
     collection: CollectionOpt,
     source: IndexSourceArg = None,
+    registry: RegistryOpt = None,
     fmt: FormatOpt = "auto",
     library: LibraryOpt = None,
     version: VersionOpt = None,
@@ -148,13 +152,15 @@ def index(
     """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
     ones replaced, vanished ones deleted; nothing changed, no new root. A site is crawled
     (robots.txt, sitemaps, llms.txt, links; conditional requests on a re-sync), a git
-    repository cloned shallow into the cache. With --project DIR instead of SOURCE: the docs
-    of every dependency of the project, each at the version it uses (installed package, its
-    repository at the version's tag, or its docs site; --dry-run shows the plan)."""
+    repository cloned shallow into the cache. Without SOURCE: --library NAME@VERSION imported
+    from a registry of packs (--registry, else the libraries.registries setting). With
+    --project DIR instead of SOURCE: the docs of every dependency of the project, each at the
+    version it uses (a registry's pack, the installed package, its repository at the
+    version's tag, or its docs site; --dry-run shows the plan)."""
     if project is not None:
         given = {"SOURCE": source, "--library": library, "--version": version,
                  "--watch": watch_ or None, "--shards": shards, "--ray": ray,
-                 "--source": name}  # fmt: skip
+                 "--source": name, "--registry": registry}  # fmt: skip
         extra = [k for k, v in given.items() if v is not None]
         if extra:
             drop = ", ".join(extra)
@@ -164,10 +170,12 @@ def index(
                                prune=prune, max_failures=max_failures, sets=list(set_ or ()),
                                encoder=encoder, quiet=quiet)  # fmt: skip
         return
-    if source is None:
-        raise InputError("give SOURCE to index, or --project DIR for a project's dependencies")
     if dev or only or dry_run or prune or set_:
         raise InputError("--dev, --only, --dry-run, --prune and --set go with --project DIR")
+    if source is None or registry is not None:
+        terminal.import_from_registry(collection, source, library, version, registry, replace,
+                                      quiet)  # fmt: skip
+        return
     crawl = {"scope": scope, "include": include, "exclude": exclude, "max_pages": max_pages,
              "max_failures": max_failures, "render": render, "concurrency": concurrency,
              "rate": rate, "all_languages": all_languages, "max_time": max_time}  # fmt: skip
@@ -316,9 +324,14 @@ def libraries(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
 def pack(
     collection: CollectionOpt,
     library: Annotated[str, typer.Option("--library", help="NAME@VERSION to pack.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The pack file to write.")],
+    output: PackOutputOpt = None,
+    registry: PackRegistryOpt = None,
 ) -> None:
-    """Write one library version as a portable pack (cogitave index FILE imports it)."""
+    """Write one library version as a portable pack (cogitave index FILE imports it), to a
+    file (-o), into a registry folder (--registry: named in its index.json), or both."""
+    if registry is not None or output is None:
+        terminal.publish_pack(collection, library, registry, output)
+        return
     info = indexing.export_pack(collection, library, output)
     out.print(f"packed {info.library}: {info.objects} objects, {info.bytes:,} bytes -> {output}",
               markup=False)  # fmt: skip
@@ -337,10 +350,8 @@ def settings(
     """Show the collection's settings; with --set or --file, publish them in a new root
     (nothing is re-indexed). --set encoder=NAME moves the collection to another encoder:
     every node is embedded again (a progress bar shows how long), in a new root."""
-    from cogitave.service import ops
-
     sets = terminal.move_encoder(collection, list(set_ or ()), quiet=quiet, as_json=as_json)
-    answer = ops.settings(indexing.open_collection(collection), sets, file)
+    answer = terminal.settings_answer(collection, sets, file)
     if as_json:
         sys.stdout.write(json.dumps(answer.settings.to_dict()) + "\n")
         return

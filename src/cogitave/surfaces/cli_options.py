@@ -103,8 +103,27 @@ IndexSourceArg = Annotated[
     str | None,
     typer.Argument(
         help="File or folder, a docs site URL (https://...), or a git repository "
-        "(git+https://host/org/repo\\[@REF]\\[#SUBDIR], a bare repository's path); none "
-        "with --project."
+        "(git+https://host/org/repo\\[@REF]\\[#SUBDIR], a bare repository's path). "
+        "Omitted: --library NAME@VERSION from a registry of packs (--registry, else the "
+        "libraries.registries setting), or --project DIR.",
+        metavar="SOURCE",
+    ),
+]
+PackOutputOpt = Annotated[
+    Path | None, typer.Option("--output", "-o", help="The pack file to write.")
+]
+PackRegistryOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--registry", help="A registry folder: the pack written there and named in its index."
+    ),
+]
+RegistryOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--registry",
+        help="A registry of packs (a folder, file:// or http(s) URL holding index.json): "
+        "import --library NAME@VERSION from it instead of indexing a SOURCE.",
     ),
 ]
 IndexProjectOpt = Annotated[

@@ -4,11 +4,12 @@ and enforced while it runs, and the bounded worker pool that runs the work.
 =================  ====================================================  ====================
 bound              checked before / while it runs                        error
 =================  ====================================================  ====================
-rows               each operation's ``limit`` (<= 1000); GraphQL: the    ``too_costly``
-                   product of the limits along every nested field        (``bound: rows``)
+rows               each operation's ``limit`` (<= 1000), checked with    ``query`` / ``limit``
+                   its arguments (``service/args.py``)                   (bad input, 400)
 expansions         rows fetched across one request (GraphQL nests        ``too_costly``
                    ``related`` in ``search`` in ``related``: the sum of   (``expansions``)
-                   products, not each factor), charged by each field
+                   products of the limits along every nested field, not
+                   each factor), charged by each field
 response bytes     the bytes on the wire: the answer as UTF-8 JSON, its   ``too_costly``
                    escapes counted (strings and lists from parameters    (``response_bytes``)
                    count each time), estimated before it is encoded and
@@ -43,7 +44,6 @@ from cogitave.errors import TooCostlyError, UnavailableError
 
 T = TypeVar("T")
 
-MAX_ROWS = 1000
 MAX_EXPANSIONS = 5000
 MAX_RESPONSE_BYTES = 2_000_000
 WALL_MS = 5000
@@ -60,7 +60,6 @@ RETRY_AFTER_S = 1
 class Limits:
     """The bounds of one request (see the module table)."""
 
-    rows: int = MAX_ROWS
     expansions: int = MAX_EXPANSIONS
     response_bytes: int = MAX_RESPONSE_BYTES
     wall_ms: float = WALL_MS
@@ -96,15 +95,6 @@ class Budget:
         return TooCostlyError(
             "wall_ms", ms, f"the request ran past its {ms:g} ms wall-time bound and was stopped"
         )
-
-    def check_rows(self, n: int, what: str) -> None:
-        """One answer's rows against the row bound."""
-        if n > self.limits.rows:
-            raise TooCostlyError(
-                "rows",
-                self.limits.rows,
-                f"{what} asks for {n} rows; the bound is {self.limits.rows}",
-            )
 
     def charge(self, n: int, what: str) -> None:
         """Add ``n`` fetched rows to the request's expansions; past the bound, stop."""

@@ -543,7 +543,7 @@ def bind(host: str, port: int) -> socket.socket:
         raise InputError(f"--port {port}: a port is a number from 0 to 65535")
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        return socket.create_server((host, port), family=family)  # SO_REUSEADDR, as uvicorn
+        sock = socket.create_server((host, port), family=family)  # SO_REUSEADDR, as uvicorn
     except socket.gaierror as e:
         raise InputError(f"--host {host}: {e.strerror}") from None
     except OSError as e:
@@ -554,6 +554,21 @@ def bind(host: str, port: int) -> socket.socket:
         if e.errno == errno.EACCES:
             raise InputError(f"--port {port}: permission denied (below 1024 needs root)") from None
         raise InputError(f"cannot listen on {host}:{port}: {e.strerror}") from None
+    return no_delay(sock)
+
+
+def no_delay(sock: socket.socket) -> socket.socket:
+    """``sock`` (listening) made so that every connection it accepts sends without delay.
+
+    With Nagle's algorithm on, the second response of a keep-alive connection waits for the
+    client's delayed ACK (~40 ms on Linux). asyncio turns it off (``TCP_NODELAY``) on each
+    accepted connection, but only for a socket whose protocol number says TCP, and
+    ``socket.create_server`` makes its socket with protocol 0, which its accepted sockets
+    copy. So the listener is wrapped again as ``IPPROTO_TCP``, and also gets ``TCP_NODELAY``
+    itself, which accepted sockets inherit on Linux."""
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    family = sock.family
+    return socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=sock.detach())
 
 
 def serve(

@@ -307,6 +307,67 @@ def index(
     return res
 
 
+def import_from_registry(
+    collection: Path,
+    source: str | None,
+    library: str | None,
+    version: str | None,
+    registry: str | None,
+    replace: bool,
+    quiet: bool,
+) -> Any:
+    """``index --library NAME@VERSION [--registry R]`` without a SOURCE: import a library
+    version from a registry of packs and say what arrived."""
+    from cogitave import indexing
+    from cogitave.errors import InputError
+
+    if source is not None:
+        raise InputError("--registry imports a pack: give it without a SOURCE")
+    if library is None:
+        raise InputError("give a SOURCE to index, or --library NAME@VERSION to import")
+
+    with progress_bar(not quiet) as bar:
+        res = indexing.import_from_registry(
+            collection, library, version, registry, replace=replace, progress=bar
+        )
+    e = res.library
+    out.print(
+        f"imported {e.ref} from registry {res.registry}: {e.nodes} nodes, {res.bytes:,} bytes, "
+        f"root {e.root[:12]} (nothing embedded)",
+        markup=False,
+        soft_wrap=True,
+    )
+    return res
+
+
+def publish_pack(
+    collection: Path, library: str, registry: Path | None, output: Path | None
+) -> None:
+    """``pack --registry DIR [-o FILE]``: publish a library version into a registry folder
+    (and copy its pack to FILE)."""
+    from cogitave import indexing
+    from cogitave.errors import InputError
+
+    if registry is None:
+        raise InputError("give -o FILE, --registry FOLDER, or both")
+    entry = indexing.publish_pack(collection, library, registry, output)
+    where = f"{registry / entry.url}" + (f" and {output}" if output else "")
+    out.print(f"published {entry.ref} ({entry.encoder or 'no encoder'}) -> {where}; "
+              f"{registry / 'index.json'} updated", markup=False, soft_wrap=True)  # fmt: skip
+
+
+def settings_answer(collection: Path, sets: list[str], file: Path | None) -> Any:
+    """The settings of a collection, or of a collection of libraries (``settings``)."""
+    from cogitave import indexing
+    from cogitave.libraries.collection import LibraryCollection
+    from cogitave.libraries.layout import is_library_collection
+    from cogitave.service import ops
+
+    if is_library_collection(collection):
+        return ops.library_settings(LibraryCollection.open(collection), sets, file)
+    return ops.settings(indexing.open_collection(collection), sets, file)
+
+
 def watch(spec: SourceSpec, debounce: int) -> None:
     """Sync after every burst of changes until Ctrl-C or SIGTERM; errors print and the
     watch goes on."""

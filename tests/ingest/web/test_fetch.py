@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import io
 import threading
 import zlib
 from collections.abc import Awaitable, Callable
@@ -137,3 +138,40 @@ def test_a_redirect_to_a_data_url_is_a_refusal_not_an_exception() -> None:
         res, f = run(lambda f: f.get(s.url + "/r", kind="start"))
     assert isinstance(res, Failure) and res.skip == "refused" and "scheme" in res.reason
     assert f.policy.refused == {"scheme": ["data:text/html,<p>x</p>"]}
+
+
+def test_a_sink_gets_the_decoded_body_bounded_and_once() -> None:
+    """A body streamed to a file: decoded, bounded as in memory, and a retried request (the
+    first attempt dropped half-way) starts the file again instead of appending."""
+    body = bytes(range(256)) * 2048  # 512 KiB
+    calls = {"n": 0}
+
+    def flaky(handler: Any) -> tuple[int, dict[str, str], bytes]:
+        calls["n"] += 1
+        if calls["n"] == 1:  # half the body, then the connection drops
+            handler.send_response(200)
+            handler.send_header("Content-Length", str(len(body)))
+            handler.end_headers()
+            handler.wfile.write(body[: len(body) // 2])
+            handler.wfile.flush()
+            raise ConnectionAbortedError("dropped on purpose")
+        return 200, {}, body
+
+    bomb = gzip.compress(zeros_gzip(20 * 1024 * 1024), 9)
+    routes = {
+        "/gz": encoded(gzip.compress(body), "gzip"),
+        "/flaky": Route(answer=flaky),
+        "/bomb": encoded(bomb, "gzip, gzip"),
+        "/moved": Route(status=302, headers={"Location": "/gz"}, etag=False),
+    }
+    with serve(routes) as s:
+        for path in ("/gz", "/moved", "/flaky"):
+            sink = io.BytesIO(b"stale bytes of an earlier use")
+            res, _ = run(lambda f, p=path, k=sink: f.get(s.url + p, sink=k))  # type: ignore[misc]
+            assert isinstance(res, Response) and res.status == 200 and res.body == b"", path
+            assert sink.getvalue() == body, path
+        assert s.hits["/flaky"] == 2
+        sink = io.BytesIO()
+        res, f = run(lambda f: f.get(s.url + "/bomb", max_bytes=LIMIT, sink=sink))
+    assert isinstance(res, Failure) and res.skip == "size"
+    assert len(sink.getvalue()) <= LIMIT and f.decoded_most <= LIMIT + 1

@@ -14,6 +14,7 @@ import pytest
 
 from cogitave import Collection
 from cogitave.ingest.docs import read_docs
+from cogitave.ingest.sources import read_source
 from cogitave.ingest.web.folder import (
     ORIGIN,
     FolderFetcher,
@@ -85,7 +86,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_a_built_sphinx_folder_keeps_the_api_reference_autodoc_made(built: Path) -> None:
     assert is_built_site(built)
-    batch = read_docs(built, base_url="https://mylib.example/en/2.1/")
+    batch = read_source(built, base_url="https://mylib.example/en/2.1/")
     api = {n.uid: n for n in batch.nodes if n.kind == "api"}
     assert set(api) == API_NAMES
     run = api["mylib.Engine.run"]
@@ -101,7 +102,7 @@ def test_a_built_sphinx_folder_keeps_the_api_reference_autodoc_made(built: Path)
 
 
 def test_the_folder_is_searched_and_its_objects_resolve(built: Path, tmp_path: Path) -> None:
-    batch = read_docs(built, base_url="https://mylib.example/")
+    batch = read_source(built, base_url="https://mylib.example/")
     col = Collection.create(tmp_path / "c", batch.schema)
     col.add(batch.nodes)
     col.publish()
@@ -120,7 +121,7 @@ def test_the_sites_canonical_links_give_its_public_url(tmp_path: Path) -> None:
     pytest.importorskip("sphinx")
     html = build(tmp_path, "html_baseurl = 'https://docs.mylib.example/en/stable/'\n")
     assert canonical_base(html) == "https://docs.mylib.example/en/stable/"
-    batch = read_docs(html)
+    batch = read_source(html)
     api = {n.uid: n.meta["url"] for n in batch.nodes if n.kind == "api"}
     assert api["mylib.connect"] == "https://docs.mylib.example/en/stable/api.html#mylib.connect"
     assert "no public URL" not in batch.report
@@ -139,7 +140,7 @@ def test_nothing_outside_the_folder_and_no_other_host_is_read(tmp_path: Path) ->
         "</main></body></html>"
     )
     (site / "leak.html").symlink_to(secret)
-    batch = read_docs(site, base_url="https://x.example/")
+    batch = read_source(site, base_url="https://x.example/")
     text = " ".join((n.content or "") for n in batch.nodes)
     assert "SECRET-TOKEN-42" not in text and "Home" in text
     assert "refused" in batch.report and "leak.html" in batch.report

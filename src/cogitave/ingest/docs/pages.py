@@ -101,9 +101,14 @@ def _read(b: Builder, file: Path, nav_titles: dict[str, str]) -> None:
             included = b.read_include(file, path, line)
             return included[0] if included else None
 
-        doc = parse_rst(text, uid, shown, found, b.site.substitutions)
+        doc = parse_rst(text, uid, shown, found, b.site.substitutions, b.site.api)
         for path, line, reason in doc.refused:
             b.reader.refuse(f"{shown}:{line}", path, reason)
+        for name, line, why in doc.autodoc:
+            if why:
+                b.tally.autodoc_missing.append(f"{shown}:{line}: {name} ({why})")
+            else:
+                b.tally.autodoc_read += 1
         b.rst[uid] = RstSource(file, rel, doc)
         return
     front = split_front_matter(text)

@@ -114,14 +114,6 @@ def read_docs(
     refused is listed in the report (``stats["refused"]``). ``version``: of a tree holding
     several versions of its docs, the one to read (None: the one the site serves by default;
     one it does not hold is an :class:`~cogitave.errors.InputError` naming those it holds)."""
-    from cogitave.ingest.web.folder import is_built_site, read_html_folder
-
-    if is_built_site(Path(path)) and version is None:
-        # A built site is read as HTML, as a crawl of it would be: its generated pages
-        # (autodoc, API indexes) exist only there (:mod:`cogitave.ingest.web.folder`).
-        from cogitave.ingest.web.options import CrawlOptions
-
-        return read_html_folder(path, CrawlOptions(base_url=base_url), schema)
     started = time.perf_counter()
     reader = TreeReader.for_source(path, allow_outside)
     site = detect_site(Path(path), reader, version)

@@ -25,6 +25,8 @@ class Tally:
     bad_front_matter: list[str] = field(default_factory=list)
     missing_includes: list[str] = field(default_factory=list)
     unpublished: list[str] = field(default_factory=list)
+    autodoc_read: int = 0  # objects autodoc directives named, read from the source
+    autodoc_missing: list[str] = field(default_factory=list)  # named, not found: where, why
 
     def link(self, res: Resolution, where: str, target: str, kind: LinkKind) -> None:
         """Count one link outcome; unresolved ones are listed with file:line and reason."""
@@ -79,6 +81,8 @@ class Tally:
             "missing_includes_count": len(self.missing_includes),
             "unpublished": self.unpublished[:MAX_LISTED],
             "unpublished_count": len(self.unpublished),
+            "autodoc": {"read": self.autodoc_read, "missing": len(self.autodoc_missing)},
+            "autodoc_missing": self.autodoc_missing[:MAX_LISTED],
             "dropped_edges": dropped[:MAX_LISTED],
             "dropped_edges_count": len(dropped),
         }
@@ -105,6 +109,12 @@ def format_report(stats: dict[str, Any]) -> str:
             f"python-domain roles: {api['resolved']} resolved to api nodes, {api['undeclared']} "
             "name objects the tree does not declare (Sphinx shows those as plain text)"
         )
+    auto = stats.get("autodoc") or {}
+    if auto.get("read") or auto.get("missing"):
+        lines.append(
+            f"autodoc: {auto['read']} directives read from the package source, "
+            f"{auto['missing']} named but not found (their API reference is missing)"
+        )
     if stats["unresolved_by_reason"]:
         lines.append("unresolved by reason: " + _counts(stats["unresolved_by_reason"]))
     listed = (
@@ -113,6 +123,11 @@ def format_report(stats: dict[str, Any]) -> str:
         ("bad_front_matter", "bad front matter", stats["bad_front_matter_count"]),
         ("missing_includes", "missing includes", stats["missing_includes_count"]),
         ("unpublished", "pages the site leaves out (not indexed)", stats["unpublished_count"]),
+        (
+            "autodoc_missing",
+            "autodoc objects not found",
+            (stats.get("autodoc") or {}).get("missing", 0),
+        ),
         ("nav_missing", "nav entries without a page", len(stats["nav_missing"])),
         ("refused", "not read (outside the tree, or past a bound)", stats.get("refused_count", 0)),
         ("dropped_edges", "dropped edges", stats["dropped_edges_count"]),

@@ -41,7 +41,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from docutils import frontend, nodes, utils
 from docutils.parsers.rst import Directive, Parser, directives, roles
@@ -62,6 +62,25 @@ PY_OBJECTS = {
     "coroutinemethod": "method", "property": "attribute", "type": "data",
 }  # fmt: skip
 _CLASSLIKE = frozenset(("class", "exception"))
+# autodoc's directives: the objects they name are read from the package's source
+# (:class:`~cogitave.ingest.pyapi.read.ApiIndex`), never imported.
+AUTODOC = frozenset(
+    ("automodule", "autoclass", "autofunction", "automethod", "autodata", "autoattribute",
+     "autoexception", "autoproperty", "autodecorator")
+)  # fmt: skip
+_AUTO_KIND = {"module": "module", "class": "class", "exception": "exception",
+              "function": "function", "method": "method", "attribute": "attribute"}  # fmt: skip
+
+
+class ApiSource(Protocol):
+    """What autodoc directives read objects from (:class:`cogitave.ingest.pyapi.read.ApiIndex`
+    satisfies it)."""
+
+    def lookup(self, written: str) -> Any: ...
+
+    def members(self, entry: Any) -> list[Any]: ...
+
+
 _SIG_NAME = re.compile(r"^\s*(?:(?:async|class|final|abstract|static)\s+)*([\w.]+)")
 _REF_TARGET = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
 # Sphinx admonition-like directives: their text is kept under a bold label.
@@ -102,8 +121,7 @@ _CODE_LINE = re.compile(
 _TEST_CODE = ("testcode", "testsetup", "testcleanup", "doctest", "testoutput")
 _DROPPED = (
     "index", "tabularcolumns", "sectionauthor", "moduleauthor", "codeauthor", "toctree-hidden",
-    "autosummary", "automodule", "autoclass", "autofunction", "automethod", "autodata",
-    "autoattribute", "autoexception", "currentmodule", "highlight", "highlightlang", "default-role",
+    "autosummary", "currentmodule", "highlight", "highlightlang", "default-role",
     "default-domain", "program", "meta", "raw", "contents", "sectnum", "section-numbering",
     "header", "footer", "target-notes", "todolist",
 )  # fmt: skip
@@ -150,6 +168,8 @@ class RstDoc:
     toctrees: list[Toctree] = field(default_factory=list)
     includes: list[tuple[str, int]] = field(default_factory=list)  # literalinclude paths
     refused: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, why)
+    autodoc: list[tuple[str, int, str]] = field(default_factory=list)
+    """Each object an autodoc directive named: (name, line, "" when found, else why not)."""
 
 
 @dataclass(frozen=True)
@@ -544,6 +564,57 @@ class _PyObject(_Generic):
         return [node]
 
 
+class _Autodoc(_Generic):
+    """``.. autoclass:: name`` and its kin: the object read from the package's source (its
+    signature and docstring) and written out as the ``py:`` directive Sphinx would have made,
+    with ``:members:`` the documented members too; a name the source does not hold is
+    recorded (the report lists it) and shows nothing."""
+
+    def run(self) -> list[nodes.Node]:
+        st = _state(self)
+        written = " ".join(self.arguments).strip().split("(", 1)[0].strip()
+        if not written:
+            return []
+        if st.api is None:
+            st.doc.autodoc.append((written, self.lineno, "no package source to read it from"))
+            return []
+        found = st.api.lookup(written)
+        if found.entry is None and st.module and "." not in written:
+            found = st.api.lookup(f"{st.module}.{written}")
+        if found.entry is None:
+            st.doc.autodoc.append((written, self.lineno, found.reason))
+            return []
+        st.doc.autodoc.append((written, self.lineno, ""))
+        members = "members" in self.options
+        lines = _autodoc_lines(st.api, found.entry, members, "")
+        if self.content:  # text written under the directive follows the docstring
+            lines += ["", *("   " + line for line in self.content)]
+        self.state_machine.insert_input(lines, f"{written} (autodoc)")
+        return []
+
+
+def _autodoc_lines(api: ApiSource, entry: Any, members: bool, indent: str) -> list[str]:
+    """RST of one object as ``py:`` directives (members nested under a class)."""
+    kind = _AUTO_KIND.get(entry.kind, "data")
+    sig = str(entry.signature or "").strip()
+    sig = re.sub(r"^(?:async\s+)?(?:def|class)\s+", "", sig)
+    short = entry.name.rsplit(".", 1)[-1]
+    target = entry.name
+    if sig.startswith(short) and kind not in ("module", "attribute", "data"):
+        target = entry.name[: -len(short)] + sig  # the dotted name with its parameters
+    out = [f"{indent}.. py:{kind}:: {' '.join(target.split())}", ""]
+    body = indent + ("" if kind == "module" else "   ")  # a module's text follows it
+    doc = str(entry.docstring or "").expandtabs(4)
+    out += [body + line if line.strip() else "" for line in doc.splitlines()]
+    if kind in ("attribute", "data") and sig and sig != short:
+        out += ["", f"{body}``{' '.join(sig.split())}``"]
+    if members:
+        nested = body if kind in _CLASSLIKE else indent
+        for member in api.members(entry):
+            out += ["", *_autodoc_lines(api, member, member.kind == "class", nested)]
+    return out
+
+
 def _qualify(written: str, module: str, klass: str) -> str:
     """The full dotted name of an object declared as ``written`` in ``module`` and ``klass``
     (Sphinx's rule: a name that repeats the class is not prefixed twice)."""
@@ -563,6 +634,7 @@ class _ParseState:
     included: int = 0
     depth: dict[str, int] = field(default_factory=dict)  # inserted source -> include depth
     sources: dict[str, list[str]] = field(default_factory=dict)  # source -> lines as written
+    api: ApiSource | None = None  # where autodoc directives read objects from
 
 
 def _state(d: Directive) -> _ParseState:
@@ -616,6 +688,8 @@ def _directive_for(name: str) -> type[Directive]:
         return _PyObject
     if name in ("module", "currentmodule", "py:module", "py:currentmodule"):
         return _PyObject if bare == "module" else _Dropped
+    if name in AUTODOC or (name.startswith("py:") and name[3:] in AUTODOC):
+        return _Autodoc
     if name == "toctree":
         return _Toctree
     if name == "glossary":
@@ -677,11 +751,13 @@ def parse_rst(
     source: str = "<rst>",
     read: TextReader | None = None,
     substitutions: Mapping[str, str] | None = None,
+    api: ApiSource | None = None,
 ) -> RstDoc:
     """Parse one page; never raises on markup (problems stay in the doctree, unreported).
     ``read`` gives the text of a file an ``include`` names (None: not found or not allowed);
     ``substitutions``: the values of ``|name|`` the page does not define itself (Sphinx's
-    ``version`` and ``release``)."""
+    ``version`` and ``release``); ``api``: where autodoc directives read the objects they
+    name (None: they show nothing, and are recorded as unread)."""
     settings = frontend.get_default_settings(Parser)
     settings.report_level = 5  # keep docutils quiet: the report lists what matters
     settings.halt_level = 5
@@ -692,7 +768,7 @@ def parse_rst(
     settings.syntax_highlight = "none"
     document = utils.new_document(source, settings)
     doc = RstDoc(docname, document)
-    settings.cogitave_state = _ParseState(doc, read=read)
+    settings.cogitave_state = _ParseState(doc, read=read, api=api)
     settings.cogitave_state.sources[source] = _lines_as_written(text)
     with _sphinx_lookups():
         Parser().parse(text, document)

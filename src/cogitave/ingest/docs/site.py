@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cogitave.ingest.confined import TreeReader
 from cogitave.ingest.docs.hugo_urls import HugoUrls
@@ -95,6 +96,8 @@ class Site:
     root_doc: str = "index"  # Sphinx's master document
     # Sphinx ``|version|``/``|release|`` as ``conf.py`` sets them (what a page shows)
     substitutions: dict[str, str] = field(default_factory=dict)
+    # Sphinx: where autodoc directives read the objects they name (None: nowhere)
+    api: Any = None
     excludes: Excludes = field(default_factory=Excludes)  # files the config keeps out
     directory_urls: bool = True  # MkDocs `use_directory_urls` (false: `a/b.html`)
     hugo: HugoUrls = field(default_factory=HugoUrls)  # Hugo `permalinks` and `uglyURLs`

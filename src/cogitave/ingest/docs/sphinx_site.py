@@ -88,6 +88,23 @@ def sphinx_substitutions(conf: str) -> dict[str, str]:
     return out
 
 
+_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def autodoc_paths(tree: Path, conf_dir: Path) -> list[Path]:
+    """Where autodoc's objects are read from: the tree and ``conf.py``'s folder, and the
+    project holding the docs (the nearest of two folders up with ``pyproject.toml``,
+    ``setup.py``, ``setup.cfg`` or ``.git``) with its ``src/`` — as a docs build that installs
+    the package would find it. Nothing is imported: the source is read
+    (:mod:`cogitave.ingest.pyapi`)."""
+    out = [conf_dir, tree, conf_dir / "src", tree / "src"]
+    for up in (conf_dir.parent, conf_dir.parent.parent):
+        if any((up / f).exists() for f in _PROJECT_FILES):
+            out += [up / "src", up]
+            break
+    return list(dict.fromkeys(p.resolve() for p in out if p.is_dir()))
+
+
 def detect_sphinx(path: Path, reader: TreeReader) -> Site | None:
     """A Sphinx source tree (``conf.py``) or a built one (``_sources/*.rst.txt``)."""
     for rel in SPHINX_DIRS:
@@ -101,6 +118,10 @@ def detect_sphinx(path: Path, reader: TreeReader) -> Site | None:
             master = setting(conf, "master_doc") or setting(conf, "root_doc") or "index"
             site.root_doc = master
             site.substitutions = sphinx_substitutions(conf)
+            if "autodoc" in conf or "automodapi" in conf or "autoapi" in conf:
+                from cogitave.ingest.pyapi.read import ApiIndex
+
+                site.api = ApiIndex(autodoc_paths(path, folder))
             patterns = sphinx_exclude_patterns(conf)
             if patterns is None:
                 site.notes.append(

@@ -87,6 +87,54 @@ def api_for(
     return out
 
 
+class ApiIndex:
+    """Dotted names -> entries of the packages found under ``search_paths``, each package
+    read once (the autodoc directives of a whole docs tree share one index)."""
+
+    def __init__(self, search_paths: Sequence[Path], limits: Limits | None = None) -> None:
+        self.search_paths = tuple(Path(p) for p in search_paths)
+        self.limits = limits
+        self._packages: dict[str, dict[str, ApiDoc] | str] = {}
+
+    def lookup(self, written: str) -> ApiLookup:
+        """The entry ``written`` names, or why there is none."""
+        name = written.strip().removesuffix("()")
+        if not name or not all(part.isidentifier() for part in name.split(".")):
+            return ApiLookup(written, None, "not a dotted Python name")
+        found = self._package(name.split(".", 1)[0])
+        if isinstance(found, str):
+            return ApiLookup(written, None, found)
+        if name in found:
+            return ApiLookup(written, found[name])
+        return ApiLookup(written, None, f"no public object {name}")
+
+    def members(self, entry: ApiDoc) -> list[ApiDoc]:
+        """The documented members of a module (its module-level objects) or of a class (its
+        methods and attributes), in source order."""
+        found = self._package(entry.name.split(".", 1)[0])
+        if isinstance(found, str):
+            return []
+        seen: set[int] = set()
+        out: list[ApiDoc] = []
+        for doc in found.values():
+            if id(doc) in seen or doc is entry:
+                continue
+            if entry.kind == "module":
+                belongs = doc.module == entry.name and not doc.parent and doc.kind != "module"
+            else:
+                belongs = doc.parent in (entry.name, entry.canonical)
+            if belongs:
+                seen.add(id(doc))
+                out.append(doc)
+        out.sort(key=lambda d: (d.path, d.line))
+        return out
+
+    def _package(self, top: str) -> dict[str, ApiDoc] | str:
+        if top not in self._packages:
+            self._packages[top] = _index_package(top, self.search_paths, self.limits)
+        return self._packages[top]
+
+
 def _index_package(
     top: str, search_paths: Sequence[Path], limits: Limits | None
 ) -> dict[str, ApiDoc] | str:

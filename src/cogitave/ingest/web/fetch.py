@@ -15,7 +15,8 @@
 - is retried only where trying again can help: 429 and 5xx answers with exponential backoff
   (``Retry-After`` honoured, up to :attr:`Manners.max_wait`), a timeout or a dropped
   connection once, a refused connection or an unknown host never;
-- reads at most ``max_bytes`` of body, counted as it decodes: the fetcher asks for
+- reads at most ``max_bytes`` of body, counted as it decodes (into memory, or written to a
+  ``sink`` as it decodes, for a body too large to hold: a registry's pack): the fetcher asks for
   ``gzip, deflate`` only and decodes the raw stream itself (:class:`BoundedDecoder`), each
   step producing at most what is left of the bound, at most two encodings stacked; another
   encoding (``br``, ``zstd``, unknown) is refused, never decoded;
@@ -36,6 +37,7 @@ import time
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 from urllib.parse import urlsplit
 
 import httpx
@@ -64,10 +66,21 @@ def user_agent() -> str:
     return f"cogitave-query/{__version__} (documentation indexer)"
 
 
+class Sink(Protocol):
+    """Where a body goes instead of memory (a binary file): emptied (``seek(0)``,
+    ``truncate()``) before each attempt's body, so a retried request never appends."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+
+    def truncate(self, size: int | None = None, /) -> int: ...
+
+
 @dataclass(frozen=True)
 class Response:
     """A response read whole: the URL it came from after redirects, status, headers, body
-    (decoded: no content encoding left)."""
+    (decoded: no content encoding left; empty when it went to a :class:`Sink`)."""
 
     url: str
     status: int
@@ -192,10 +205,12 @@ class Fetcher:
         *,
         kind: str = "page",
         max_bytes: int | None = None,
+        sink: Sink | None = None,
     ) -> Response | Failure:
         """GET ``url`` (normalised) for ``kind`` (``start``, ``page``, ``site``: see
         :class:`FetchPolicy`), following redirects the policy allows; a 304 or an error
-        status is a :class:`Response` too (the caller decides)."""
+        status is a :class:`Response` too (the caller decides). ``sink``: a 2xx body is
+        written there as it decodes (the same bound), not kept in the response."""
         why = await self._check(url, kind, first=True)
         if why is not None:
             skip = why if why in _SCOPE_REASONS else "refused"
@@ -203,7 +218,7 @@ class Fetcher:
         seen: list[str] = [url]
         current = url
         while True:
-            res = await self._retrying(current, headers or {}, max_bytes)
+            res = await self._retrying(current, headers or {}, max_bytes, sink)
             if isinstance(res, Failure) or res.status not in REDIRECT_STATUSES:
                 if isinstance(res, Failure) and current != url:
                     return replace(res, url=url)
@@ -236,7 +251,7 @@ class Fetcher:
         return await asyncio.to_thread(self.policy.check, url, kind, first=first)
 
     async def _retrying(
-        self, url: str, headers: Mapping[str, str], max_bytes: int | None
+        self, url: str, headers: Mapping[str, str], max_bytes: int | None, sink: Sink | None
     ) -> Response | Failure:
         m = self.manners
         host = urlsplit(url).netloc
@@ -249,7 +264,7 @@ class Fetcher:
                 if spent is not None:
                     return Failure(url, spent, skip=spent)
                 self.requests += 1
-                last = await self._once(url, headers, max_bytes or m.max_bytes)
+                last = await self._once(url, headers, max_bytes or m.max_bytes, sink)
             retry = self._retry_after(last, attempt)
             left = self.policy.remaining()
             if retry is None or (left is not None and retry >= left):
@@ -278,14 +293,15 @@ class Fetcher:
         return min(m.max_wait, given) if given is not None else backoff
 
     async def _once(
-        self, url: str, headers: Mapping[str, str], max_bytes: int
+        self, url: str, headers: Mapping[str, str], max_bytes: int, sink: Sink | None = None
     ) -> Response | Failure:
         deadline = self.manners.deadline
         left = self.policy.remaining()
         if left is not None:
             deadline = max(0.001, min(deadline, left))
         try:
-            return await asyncio.wait_for(self._read(url, headers, max_bytes), timeout=deadline)
+            read = self._read(url, headers, max_bytes, sink)
+            return await asyncio.wait_for(read, timeout=deadline)
         except _Redirect as r:
             return r.response
         except (TimeoutError, httpx.TimeoutException):
@@ -301,9 +317,11 @@ class Fetcher:
         except BadEncoding as e:
             return Failure(url, f"content encoding {e}", skip="encoding")
 
-    async def _read(self, url: str, headers: Mapping[str, str], max_bytes: int) -> Response:
+    async def _read(
+        self, url: str, headers: Mapping[str, str], max_bytes: int, sink: Sink | None = None
+    ) -> Response:
         """The response; its body read only for a 2xx answer (an error page's is never
-        used), decoded as it streams."""
+        used), decoded as it streams (into ``sink`` when given)."""
         async with self._client.stream("GET", url, headers=dict(headers)) as r:
             heads = {k: v for k, v in r.headers.items() if k != "content-encoding"}
             if not 200 <= r.status_code < 300:
@@ -314,6 +332,9 @@ class Fetcher:
             decoder: BoundedDecoder | None = None
             chunks: list[bytes] = []
             raw = 0
+            if sink is not None:
+                sink.seek(0)
+                sink.truncate()
             try:
                 async for chunk in r.aiter_raw():
                     raw += len(chunk)
@@ -322,7 +343,11 @@ class Fetcher:
                     if decoder is None:  # an encoding matters once there is a body
                         encodings = r.headers.get_list("content-encoding")
                         decoder = BoundedDecoder(encodings, max_bytes)
-                    chunks.extend(decoder.feed(chunk))
+                    for piece in decoder.feed(chunk):
+                        if sink is None:
+                            chunks.append(piece)
+                        else:
+                            sink.write(piece)
             finally:
                 if decoder is not None:
                     self.decoded_most = max(self.decoded_most, decoder.most)

@@ -701,7 +701,7 @@ function prismRerank(r) {
     kv([
       ["window", String(r.window)],
       ["injected", String(r.injected)],
-      ["truncated", r.truncated ? "yes (time budget)" : "no"],
+      ["truncated", r.truncated ? "yes (work cap)" : "no"],
     ]),
     rows.length ? table(["node", "rank", "why"], rows, "moves") : null,
   );
