@@ -324,7 +324,10 @@ def import_from_registry(
     if source is not None:
         raise InputError("--registry imports a pack: give it without a SOURCE")
     if library is None:
-        raise InputError("give a SOURCE to index, or --library NAME@VERSION to import")
+        raise InputError(
+            "give a SOURCE to index, --library NAME@VERSION to import, or --project DIR for "
+            "the docs of a project's dependencies"
+        )
 
     with progress_bar(not quiet) as bar:
         res = indexing.import_from_registry(
