@@ -321,3 +321,23 @@ def test_a_registry_pack_comes_before_the_installed_package(tmp_path: Path, col:
     res = run_cli("index", "-c", str(col), "--project", str(app), "-q", *sets)
     assert f"fetched from registry:{reg} (registry)" in res.stdout
     assert libraries(col) == {"idna@3.20": f"registry:{reg}"}
+
+
+def test_a_docs_folder_the_distribution_ships_is_indexed_with_its_api(
+    tmp_path: Path, col: Path
+) -> None:
+    app = make_app(tmp_path, {"idna": "3.20"})
+    (app / "requirements.txt").write_text("idna==3.20\n")
+    (app / "pyproject.toml").unlink()
+    (app / "uv.lock").unlink()
+    shipped = app / ".venv" / "lib" / "python3.11" / "site-packages" / "idna" / "docs"
+    shipped.mkdir()
+    (shipped / "howto.md").write_text("# How to\n\nTranscode a zebra label with the codec.\n")
+    plan = run_cli("index", "-c", str(col), "--project", str(app), "--dry-run")
+    assert "with its docs folder idna/docs" in plan.stdout
+    res = run_cli("index", "-c", str(col), "--project", str(app), "-q")
+    assert "idna 3.20 (pinned in requirements.txt): fetched from installed:" in res.stdout
+    found = run_cli("search", "zebra label", "-c", str(col), "--json")
+    assert json.loads(found.stdout)["results"][0]["uid"] == "idna@3.20:howto"
+    api = run_cli("search", "idna encode", "-c", str(col), "--json", "--kind", "api")
+    assert json.loads(api.stdout)["results"]

@@ -15,8 +15,9 @@ all raises, and the next step is tried. The steps, in the order they are tried
    embedded again.
 3. :class:`InstalledStep`: the project's environment holds the distribution at exactly
    that version: a Python package read statically (``pyapi``: API reference from the
-   source, README from ``METADATA``), an npm package's README and ``.d.ts`` declarations
-   (:mod:`cogitave.ingest.dts`). Offline and exact.
+   source, README from ``METADATA``) with a docs folder it ships (``PKG/docs``), an npm
+   package's README and ``.d.ts`` declarations (:mod:`cogitave.ingest.dts`). Offline and
+   exact.
 4. :class:`RepositoryStep`: the package index's metadata names a repository with a tag
    for that version (``vX.Y.Z``, ``X.Y.Z``, ``NAME-X.Y.Z``, ``NAME@X.Y.Z``, listed with
    ``git ls-remote``): cloned at the tag, its docs folder read (``mkdocs.yml`` at the root,
@@ -242,15 +243,20 @@ class InstalledStep:
             )
         npm = want.dep.ecosystem == "npm"
         where = "node_modules" if npm else "the environment"
+        docs = None if npm else shipped_docs(got.path, got.marker)
+        also = f", with its docs folder {docs.relative_to(got.path)}" if docs else ""
         return Candidate(
             self.name,
             f"installed:{got.marker}",
-            f"installed in {where} at that version",
+            f"installed in {where} at that version{also}",
             got.path,
             "npm" if npm else "pyapi",
+            extra={"docs": docs},
         )
 
     def fetch(self, want: Want, candidate: Candidate, ctx: Context) -> Fetched:
+        if candidate.fmt != "npm" and candidate.extra.get("docs") is not None:
+            return _index_with_docs(want, candidate, ctx, candidate.extra["docs"])
         if candidate.fmt != "npm":
             return index_location(want, candidate, ctx)
         from cogitave.ingest.dts import npm_docs
@@ -389,6 +395,54 @@ def index_location(
     published = res.published is not None and res.published.root is not None
     return Fetched(res.library or res.source, candidate.where, res.live, kinds.get("api", 0),
                    published)  # fmt: skip
+
+
+def shipped_docs(site: Path, dist_info: Path) -> Path | None:
+    """A docs folder an installed Python distribution ships inside one of its packages
+    (``PKG/docs``, ``PKG/doc``) holding Markdown or reStructuredText pages, or None."""
+    from cogitave.ingest.detect import has_pages
+    from cogitave.ingest.pyapi.dist import read_dist_info
+
+    for pkg in read_dist_info(dist_info).packages[:16]:
+        for name in ("docs", "doc"):
+            d = site / pkg / name
+            if d.is_dir() and not d.is_symlink() and has_pages(d):
+                return d
+    return None
+
+
+def _index_with_docs(want: Want, candidate: Candidate, ctx: Context, docs: Path) -> Fetched:
+    """An installed distribution's API reference and the docs folder it ships, synced as one
+    library version (a docs page whose uid an API page has is left out)."""
+    from cogitave.errors import EncoderError
+    from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
+    from cogitave.indexing import SourceSpec, check_folder, read
+    from cogitave.libraries.collection import LibraryCollection
+    from cogitave.libraries.layout import is_library_collection
+    from cogitave.libraries.names import library_key
+
+    assert isinstance(candidate.location, Path)
+    name = want.dep.name
+    api = read(SourceSpec(candidate.location, ctx.collection, "pyapi", library=name))
+    pages = read(SourceSpec(docs, ctx.collection, "docs"))
+    taken = {n.uid for n in api.nodes}
+    nodes = [*api.nodes, *(n for n in pages.nodes if n.uid not in taken)]
+    check_folder(ctx.collection)
+    if is_library_collection(ctx.collection):
+        lib = LibraryCollection.open(ctx.collection)
+    else:
+        lib = LibraryCollection.create(ctx.collection, encoder=ctx.encoder or DEFAULT_ENCODER)
+    if ctx.encoder and lib.manifest.encoder != canonical_name(ctx.encoder):
+        raise EncoderError(
+            f"{ctx.collection} embeds with {lib.manifest.encoder!r}, not {ctx.encoder!r}: "
+            "the libraries of a collection share one encoder"
+        )
+    res = lib.sync_library(name, want.version, nodes, schema=api.schema, source=candidate.where,
+                           progress=ctx.progress)  # fmt: skip
+    e = lib.manifest.find(f"{library_key(name)}@{want.version}")
+    assert e is not None
+    api_count = sum(1 for n in nodes if n.kind == "api")
+    return Fetched(e.ref, candidate.where, e.nodes, api_count, res.root is not None)
 
 
 def version_tag(tags: list[str], name: str, version: str) -> str | None:
