@@ -199,8 +199,13 @@ def plan(
         if version is None:
             out.append(Planned(dep.name, dep.ecosystem, None, where, False, problem=problem))
             continue
+        try:
+            ref = f"{library_key(dep.name)}@{version}"
+        except InputError as e:  # a name no library can have: said, the others go on
+            out.append(Planned(dep.name, dep.ecosystem, version, where, False, problem=e.message))
+            continue
         want = Want(dep, version, where)
-        if f"{library_key(dep.name)}@{version}" in held:
+        if ref in held:
             out.append(Planned(dep.name, dep.ecosystem, version, where, True, want=want))
             continue
         cands: list[Candidate] = []
