@@ -22,6 +22,7 @@ __all__ = [
     "SearchRequest",
     "SearchResponse",
     "TailRule",
+    "open",
 ]
 
 
@@ -32,9 +33,14 @@ def __getattr__(name: str) -> object:
         return metadata.version("cogitave-query")
     # The facade pulls in tantivy and numpy; keep `import cogitave` cheap for the CLI's --help.
     if name == "Collection":
+        from cogitave import indexing  # noqa: F401  # its opener: Collection.open opens any kind
         from cogitave.collection import Collection
 
         return Collection
+    if name == "open":
+        from cogitave.indexing import open_any
+
+        return open_any
     if name in ("SearchRequest", "SearchResponse"):
         from cogitave.query import types
 

@@ -15,15 +15,20 @@ moves to the new root; other open readers keep theirs until they :meth:`~Collect
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+from cogitave import opening
 from cogitave.config import Settings
-from cogitave.errors import ConflictError, EncoderError, NotFoundError
+from cogitave.errors import ConflictError, EncoderError, InputError, NotFoundError
 from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name, check_identity, load_encoder
+from cogitave.libraries.layout import LibraryEntry
 from cogitave.nodes import Node
 from cogitave.publish import Progress, Published, configure, empty_manifest, publish, reembed
 from cogitave.publish import sync as sync_source
@@ -136,9 +141,16 @@ class Collection(Reader):
         cls, path: str | Path, root: str | None = None, *, encoder: str | None = None
     ) -> Collection:
         """Open a collection at HEAD, or at a retained root id. ``encoder``, if given, must be
-        the encoder the collection was created with."""
+        the encoder the collection was created with. A folder of libraries or of shards opens
+        as its own reader (what :func:`cogitave.open` gives: the same
+        :class:`~cogitave.reader.Reader` interface, read-only for shards)."""
         store = RootStore(path)
         if not store.exists():
+            other = opening.open_other(Path(path), root)
+            if other is not None:
+                if encoder is not None:
+                    raise InputError(f"{path} is not a plain collection: open it without encoder")
+                return other  # type: ignore[no-any-return]  # a Reader, as the docstring says
             raise NotFoundError(f"no collection at {store.path}")
         col = cls(store, root)
         have = col.snapshot.encoder_name
@@ -227,16 +239,18 @@ class Collection(Reader):
         retention: int = DEFAULT_RETENTION,
         state: bytes | None = None,
         report: bytes | None = None,
+        identity: bytes | None = None,
     ) -> Published:
         """Make the nodes recorded for ``source`` equal to ``nodes``: new uids added, changed
         ones replaced, missing ones deleted (kept with ``add_only``), other sources untouched.
         Staged changes are not included. Nothing changed: no new root (``root`` is None).
-        ``state`` (what the source's next sync starts from) and ``report`` are kept with the
-        source in the new root (:meth:`source_object` reads them back)."""
+        ``state`` (what the source's next sync starts from), ``report`` and ``identity`` (the
+        library it documents, JSON) are kept with the source in the new root
+        (:meth:`source_object` reads them back)."""
         self._forget_old_roots(retention)
         res = sync_source(
             self.store,
-            SourceUpdate(source, list(nodes), add_only, state, report),
+            SourceUpdate(source, list(nodes), add_only, state, report, identity),
             progress=progress,
             retention=retention,
         )
@@ -258,6 +272,25 @@ class Collection(Reader):
     def sources(self) -> dict[str, int]:
         """Sources recorded in the current root: name -> number of nodes."""
         return source_sizes(self.snapshot.manifest)
+
+    def libraries(self) -> list[LibraryEntry]:
+        """The one library this collection holds: its name, version and commit as the
+        source's metadata gave them when indexed (``latest`` when it gave no version)."""
+        (entry,) = super().libraries()
+        found = recorded_identity(self.store, self.snapshot)
+        if found is None:
+            return [entry]
+        source, ident = found
+        version = ident.get("version")
+        commit = ident.get("commit")
+        return [
+            replace(
+                entry,
+                version=version if isinstance(version, str) and version else entry.version,
+                source=source,
+                commit=commit if isinstance(commit, str) and commit else None,
+            )
+        ]
 
     def source_object(self, source: str, key: str) -> bytes | None:
         """The object ``key`` (``state``, ``report``) kept with ``source`` in the current root."""
@@ -343,9 +376,29 @@ class Collection(Reader):
         self._following = None
 
 
+def recorded_identity(store: RootStore, snapshot: Snapshot) -> tuple[str, dict[str, Any]] | None:
+    """(source, the library it documents: name, version, commit) as its metadata said when
+    it was indexed (the first source that recorded one; None: none did)."""
+    for source in sorted(snapshot.manifest.sources):
+        blob = source_object(store, snapshot.manifest, source, "identity")
+        if blob is None:
+            continue
+        try:
+            data = json.loads(blob)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("name"), str) and data["name"]:
+            return source, data
+    return None
+
+
 def library_name(store: RootStore, snapshot: Snapshot) -> str:
-    """The one library a collection of no libraries holds: named from its source (the folder
-    it was indexed from), else from the collection's folder."""
+    """The one library a collection of no libraries holds: as its source's metadata named it
+    (:func:`recorded_identity`), else (a collection indexed before sources recorded it, or
+    of records no metadata names) from its source, else from the collection's folder."""
+    found = recorded_identity(store, snapshot)
+    if found is not None:
+        return str(found[1]["name"])
     sources = sorted(snapshot.manifest.sources)
     if sources:
         p = Path(sources[0])

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cogitave import opening
 from cogitave.errors import CogitaveError, ConflictError, IngestError, InputError, NotFoundError
 from cogitave.ingest.remote import GitSource, Location, WebSource
 from cogitave.libraries.names import library_key
@@ -47,6 +48,8 @@ class Origin:
     source: str
     commit: str | None = None
     tag: str | None = None
+    root: Path | None = None
+    """The checkout's folder (the source may be a folder of it): its package names it."""
 
 
 @dataclass(frozen=True)
@@ -140,10 +143,36 @@ def open_reader(
 
         if ray is not None:
             raise InputError(f"--ray needs a sharded collection; {path} holds libraries")
+        if root is not None:
+            raise InputError(
+                f"{path} holds libraries, each with its own roots: read one version with "
+                "--library NAME@VERSION instead of --root"
+            )
         return LibraryCollection.open(path)
     if ray is not None:
         raise InputError(f"--ray needs a sharded collection; {path} is not one")
     return open_collection(path, root=root)
+
+
+def open_any(path: str | Path, root: str | None = None) -> Reader:
+    """``cogitave.open``: the collection at ``path``, plain (at ``root``, a retained root id,
+    when given), sharded or of libraries, as the :class:`~cogitave.reader.Reader` every
+    surface reads (``NotFoundError`` when ``path`` holds none)."""
+    return open_reader(Path(path), root=root)
+
+
+def _open_other(path: Path, root: str | None) -> Reader | None:
+    """The reader of a folder of libraries or a sharded collection (None: neither), for
+    ``Collection.open`` (:mod:`cogitave.opening`)."""
+    from cogitave.distributed.layout import is_sharded
+    from cogitave.libraries.layout import is_library_collection
+
+    if not (is_sharded(path) or is_library_collection(path)):
+        return None
+    return open_reader(path, root=root)
+
+
+opening.register(_open_other)
 
 
 def use_project(reader: Reader, folder: Path) -> ProjectPins | None:
@@ -226,6 +255,11 @@ def index(
     check_folder(spec.collection)
     from cogitave.libraries.packs import is_pack
 
+    if spec.library and spec.version and not isinstance(spec.source, Path):
+        # a site or a repository names its version only once fetched: when both are
+        # given, a version held from elsewhere is refused before anything is downloaded
+        where = spec.source_id if isinstance(spec.source, WebSource) else str(spec.source)
+        check_conflict(spec, spec.library, spec.version, where)
     if isinstance(spec.source, WebSource):
         if shards is not None or ray is not None:
             raise InputError("a crawled site is indexed into one collection: drop --shards/--ray")
@@ -265,7 +299,13 @@ def index(
             batch.schema,  # type: ignore[arg-type]
             encoder=spec.encoder or DEFAULT_ENCODER,
         )
-    res = col.sync(spec.source_id, batch.nodes, add_only=spec.add_only, progress=progress)
+    res = col.sync(
+        spec.source_id,
+        batch.nodes,
+        add_only=spec.add_only,
+        progress=progress,
+        identity=_identity_blob(spec),
+    )
     return IndexResult(
         spec.source_id, len(batch.nodes), skipped, len(col), col.root, res, None, report
     )
@@ -292,12 +332,27 @@ def _index_library(
             "--library): index libraries into a new collection"
         )
     name, version, commit = identity(spec)
+    shown = _shown_source(spec)
+    if name is None:
+        raise InputError(
+            f"cannot tell which library {shown} documents: no site config, objects.inv or "
+            "package metadata names it; name it with --library NAME"
+        )
     held = [v.version for v in doc_versions(spec.path, allow_outside=spec.allow_outside)]
     # Every released version; the unreleased docs ("next") only when asked for by name.
     released = [v for v in held if v.casefold() != "next"]
     todo = [(spec.version, spec.version)] if spec.version else [(v, v) for v in released]
     if not held:
+        if version is None:
+            raise InputError(
+                f"cannot tell which version of {name} {shown} documents: no site config, "
+                "objects.inv, package metadata or git tag gives it; name it with --version "
+                "VERSION (--version latest for docs that follow the newest release)"
+            )
         todo = [(version, None)]
+    source = spec.origin.source if spec.origin else str(spec.path.resolve())
+    for label, _ in todo:
+        check_conflict(spec, name, label, source)
     # not ``or``: an empty collection of libraries has no length, and is falsy
     if is_library_collection(path):
         lib = LibraryCollection.open(path)
@@ -318,7 +373,7 @@ def _index_library(
             label,
             batch.nodes,
             schema=batch.schema,
-            source=spec.origin.source if spec.origin else str(spec.path.resolve()),
+            source=source,
             commit=commit,
             replace_source=spec.replace,
             progress=progress,
@@ -469,21 +524,66 @@ def import_from_registry(
     return res
 
 
-def identity(spec: SourceSpec) -> tuple[str, str, str | None]:
-    """The library name, version and git commit of a source: as given, else as its docs say
-    (:func:`cogitave.ingest.sources.identify`, when the reader knows how), else its folder's
-    name and ``latest``."""
-    from cogitave.ingest import sources
+def identity(spec: SourceSpec) -> tuple[str | None, str | None, str | None]:
+    """The library name, version and git commit of a source: as given, else as its metadata
+    says (:func:`cogitave.ingest.sources.identify`: an installed package's metadata, the
+    site's config, ``objects.inv``, the package, the git tag), never from a path (None: not
+    found); a clone's tag and commit are the checkout's."""
+    from cogitave.ingest.sources import identify
 
-    found = getattr(sources, "identify", None)
-    path = spec.path
-    ident = found(path, allow_outside=spec.allow_outside, library=spec.library) if found else None
-    folder = path if path.is_dir() else path.parent
     origin = spec.origin or Origin("")
-    name = spec.library or (ident.name if ident else None) or folder.resolve().name
+    ident = identify(
+        spec.path, allow_outside=spec.allow_outside, library=spec.library, root=origin.root
+    )
+    named = ident.name if ident.name and not _from_path(ident.name_from) else None
+    name = spec.library or named
     # A clone's tag names the version it checked out, over what the files say.
-    version = spec.version or origin.tag or (ident.version if ident else None) or "latest"
-    return name, version, origin.commit or (ident.commit if ident else None)
+    version = spec.version or origin.tag or ident.version
+    return name, version, origin.commit or ident.commit
+
+
+def _from_path(how: str) -> bool:
+    """Whether an identity's name was the folder's (``identify``'s last resort)."""
+    return how.startswith(("the folder's name", "the name of the folder above"))
+
+
+def _shown_source(spec: SourceSpec) -> str:
+    return spec.origin.source if spec.origin else str(spec.source)
+
+
+def _identity_blob(spec: SourceSpec) -> bytes | None:
+    """The library a source indexed into a plain collection documents, as JSON for its
+    source's entry (None: its metadata names none, or it is not a docs tree)."""
+    import json
+
+    from cogitave.ingest.sources import DOC_FORMATS, detect_format
+
+    try:
+        if (detect_format(spec.path) if spec.fmt == "auto" else spec.fmt) not in DOC_FORMATS:
+            return None
+        name, version, commit = identity(spec)
+    except CogitaveError:
+        return None
+    if name is None:
+        return None
+    return json.dumps({"name": name, "version": version, "commit": commit}).encode()
+
+
+def check_conflict(spec: SourceSpec, name: str, version: str, source: str) -> None:
+    """Refuse, before anything is fetched or read, to index library version ``name@version``
+    from ``source`` over the same version indexed from another source (unless ``replace``)."""
+    from cogitave.libraries.collection import LibraryCollection
+    from cogitave.libraries.layout import is_library_collection
+
+    if spec.replace or not is_library_collection(spec.collection):
+        return
+    ref = f"{library_key(name)}@{version}"
+    entry = LibraryCollection.open(spec.collection).manifest.find(ref)
+    if entry is not None and entry.source and entry.source != source:
+        raise ConflictError(
+            f"{ref} was indexed from {entry.source}; indexing it from {source} would replace "
+            "it: pass --replace to do so"
+        )
 
 
 #: ``cogitave index``'s options of a crawled site, at their defaults (given for anything but a
@@ -536,7 +636,7 @@ def fetch_repository(spec: SourceSpec, source: GitSource) -> SourceSpec:
 
     got = checkout(source)
     tag = tag_version(got.tag) if got.tag else None
-    return replace(spec, source=got.path, origin=Origin(str(source), got.commit, tag))
+    return replace(spec, source=got.path, origin=Origin(str(source), got.commit, tag, got.root))
 
 
 # -- a published site -------------------------------------------------------------------------

@@ -144,9 +144,10 @@ def sync(
             return None if nid is None else node_hash(Node.from_record(table.record(nid)))
 
         p = plan(sources, update, live_hash)
-        recorded = (base.sources.get(update.name) or {}).get("state_obj")
-        if update.state is not None and recorded != sha256_bytes(update.state):
-            p.touched.add(update.name)  # the next sync starts from the new state
+        entry = base.sources.get(update.name) or {}
+        for key, blob in (("state", update.state), ("identity", update.identity)):
+            if blob is not None and entry.get(f"{key}_obj") != sha256_bytes(blob):
+                p.touched.add(update.name)  # the next sync starts from the new state
         out = Published(None, p.added, p.changed, p.deleted, p.unchanged)
         if p.empty:
             return out

@@ -194,6 +194,15 @@ class Reader:
         """How a project chose library version ``ref`` (None: no project pins it)."""
         return None
 
+    def project_pins(self) -> tuple[Any, ...]:
+        """Per dependency of the project read (``--project``) that is a library held here,
+        what was chosen and why (:class:`~cogitave.libraries.collection.ProjectPin`)."""
+        return ()
+
+    def project_warnings(self) -> tuple[str, ...]:
+        """What the project read could not use (one line each; every answer carries them)."""
+        return ()
+
     def describe(self) -> Description:
         """Kinds, dimensions and edge labels of the current root."""
         port = self._ports.current()

@@ -75,7 +75,8 @@ def write_sources(
 
 
 def source_object(store: RootStore, manifest: Manifest, source: str, key: str) -> bytes | None:
-    """The object ``key`` (``state``, ``report``) kept with ``source``'s entry, or None."""
+    """The object ``key`` (``state``, ``report``, ``identity``) kept with ``source``'s
+    entry, or None."""
     digest = (manifest.sources.get(source) or {}).get(f"{key}_obj")
     return store.get_bytes(digest) if isinstance(digest, str) else None
 
@@ -93,10 +94,14 @@ class SourceUpdate:
     with the source's entry; a new state alone publishes a root."""
     report: bytes | None = None
     """The report of the read, kept with the root this sync publishes (none: none kept)."""
+    identity: bytes | None = None
+    """The library the source documents (JSON: name, version, commit, read from its
+    metadata): kept with the source's entry; a new identity alone publishes a root."""
 
     def attached(self) -> dict[str, dict[str, bytes]]:
         """The objects this update keeps with its source's entry."""
-        blobs = {k: v for k, v in (("state", self.state), ("report", self.report)) if v}
+        pairs = (("state", self.state), ("report", self.report), ("identity", self.identity))
+        blobs = {k: v for k, v in pairs if v}
         return {self.name: blobs} if blobs else {}
 
 

@@ -126,3 +126,30 @@ def test_read_failures_are_one_input_error(
         read_source(tmp_path / "a.jsonl")
     assert type(err.value) is InputError and err.value.message.startswith(message)
     assert "\n" not in err.value.message
+
+
+def test_a_tree_without_a_site_url_takes_its_packages_documentation_url(tmp_path: Path) -> None:
+    # A repository's docs folder whose site config names no URL: the project's metadata beside
+    # it gives one (so hits can be opened and two libraries' /api/ never collide); with no
+    # metadata either, the report says so and how to fix it.
+    from cogitave.ingest.docs import read_docs
+
+    docs = tmp_path / "repo" / "docs"
+    docs.mkdir(parents=True)
+    (docs / "guide.md").write_text("# Guide\n\nHow to use the thing, in a few plain words.\n")
+    plain = read_docs(docs)
+    assert {n.meta["url"] for n in plain.nodes if n.kind == "page"} == {"/guide/"}
+    assert "no public URL" in plain.report and "--base-url" in plain.report
+    (tmp_path / "repo" / "pyproject.toml").write_text(
+        '[project]\nname = "thing"\nversion = "1.0"\n\n[project.urls]\n'
+        'Homepage = "https://thing.example/"\nDocumentation = "https://docs.thing.example/en/1.0"\n'
+    )
+    batch = read_docs(docs)
+    assert {n.meta["url"] for n in batch.nodes if n.kind == "page"} == {
+        "https://docs.thing.example/en/1.0/guide/"
+    }
+    assert "[project.urls] documentation" in batch.report
+    given = read_docs(docs, base_url="https://mirror.example/")
+    assert {n.meta["url"] for n in given.nodes if n.kind == "page"} == {
+        "https://mirror.example/guide/"
+    }

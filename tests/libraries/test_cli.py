@@ -83,7 +83,8 @@ def test_a_plain_collection_is_not_turned_into_libraries(tmp_path: Path) -> None
     bad = run_cli("index", "-c", str(tmp_path / "plain"), "--library", "x", str(site), ok=False)
     assert bad.returncode == 2 and "new collection" in bad.stderr
     body = json.loads(run_cli("libraries", "-c", str(tmp_path / "plain"), "--json").stdout)
-    assert [lib["key"] for lib in body["libraries"]] == ["site"]
+    # named as its docs name it (mkdocs.yml site_name), not after the folder
+    assert [lib["key"] for lib in body["libraries"]] == ["demo-kit"]
 
 
 def test_pack_and_import_from_the_command_line(col: Path, tmp_path: Path) -> None:

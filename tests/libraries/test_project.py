@@ -1258,6 +1258,16 @@ def test_range_that_nothing_satisfies_is_none() -> None:
     assert "^16.0.0" in m.reason and "17.0.2, 18.3.1" in m.reason
 
 
+def test_a_range_above_every_version_held_is_read_from_the_nearest_older() -> None:
+    m = match_version(dep("flask", specifier="~=3.0"), ["1.1.4", "2.2.2"])
+    assert (m.held, m.match, m.wanted) == ("2.2.2", "nearest", "~=3.0")
+    assert "no held version satisfies ~=3.0; nearest older held version 2.2.2" in m.reason
+    m = match_version(dep("react", specifier="^19.0.0", ecosystem="npm"), ["17.0.2", "18.3.1"])
+    assert (m.held, m.match) == ("18.3.1", "nearest")
+    # a range below every version held, or with no lower bound, still reads nothing
+    assert match_version(dep("flask", specifier="<1.0"), ["2.2.2"]).match == "none"
+
+
 def test_range_skips_prereleases_unless_it_names_one() -> None:
     held = ["1.9.0", "2.0.0b1"]
     assert match_version(dep("x", specifier=">=1.0"), held).held == "1.9.0"

@@ -60,12 +60,18 @@ def test_resolve_library(lib: LibraryCollection, name: str, key: str, found: boo
         assert got.matches[0].versions == ("0.110.0", "0.115.0")
 
 
+def test_resolve_library_leaves_weak_matches_out(lib: LibraryCollection) -> None:
+    got = ops.resolve_library(lib, LibraryArgs("zzqx"))
+    assert got.matches == () and not got.found
+    assert [m.key for m in ops.resolve_library(lib, LibraryArgs("fastapi")).matches] == ["fastapi"]
+
+
 def test_every_hit_names_its_version_and_the_answer_its_provenance(lib: LibraryCollection) -> None:
     answer = ops.docs_search(lib, SearchArgs("alpha gamma", limit=20))
     assert {h.library for h in answer.results} == {"fastapi@0.115.0", "tanstack-react-query@5.0.0"}
     prov = {p.library: p for p in answer.libraries}
     assert prov["fastapi@0.115.0"].source == "/f/0115" and prov["fastapi@0.115.0"].indexed_at
-    assert "(FastAPI 0.115.0)" in answer.markdown
+    assert "(FastAPI 0.115.0, newest held)" in answer.markdown
     one = ops.docs_search(lib, SearchArgs("alpha", library="fastapi", version="0.110.0"))
     assert {h.library for h in one.results} == {"fastapi@0.110.0"}
     with pytest.raises(InputError, match="version needs exactly one library"):

@@ -5,7 +5,7 @@ The name, first found of:
 
 1. the site's config: MkDocs ``site_name``; Docusaurus, VitePress and Starlight ``title`` (the
    outermost one: not a navbar's or a locale's); Sphinx ``project`` (``conf.py``); Hugo
-   ``title`` (else the default language's);
+   ``title`` (else the default language's); a built Sphinx site's ``objects.inv`` project;
 2. the nearest package at or above the docs root, inside the tree: ``pyproject.toml``
    (``[project]``, else ``[tool.poetry]``) or ``package.json`` (not one marked
    ``"private": true``: that is a site or a workspace, not the library);
@@ -15,7 +15,8 @@ The version, first found of:
 
 1. the site's config: Sphinx ``release`` (else ``version``); Docusaurus, the version served
    by default (``versions.json``, ``lastVersion``; the unreleased docs only when the config
-   labels them); Hugo ``params.version`` (Docsy's);
+   labels them); Hugo ``params.version`` (Docsy's); a built Sphinx site's ``objects.inv``
+   version;
 2. that package's version: ``[project] version``, or when it is dynamic, ``__version__`` (or
    the named attribute) in the file ``tool.hatch.version.path`` / ``tool.pdm.version.path`` /
    ``tool.setuptools.dynamic.version`` names, else in the package's ``__init__.py``,
@@ -55,6 +56,7 @@ from cogitave.ingest.docs.layout import detect_site
 from cogitave.ingest.docs.mkdocs import config_in
 from cogitave.ingest.docs.site import DocVersion, Site
 from cogitave.ingest.gitrepo import read_head
+from cogitave.ingest.web.inventory import parse_inventory
 
 # Folder names that say where docs are, not whose: the name is taken from the folder above.
 GENERIC_FOLDERS = frozenset(
@@ -84,20 +86,27 @@ class _Found:
     source: str
 
 
-def identify(path: str | Path, *, allow_outside: Sequence[str | Path] = ()) -> SourceIdentity:
+def identify(
+    path: str | Path, *, allow_outside: Sequence[str | Path] = (), root: Path | None = None
+) -> SourceIdentity:
     """The name, version and commit of the source at ``path`` (a docs tree, its config file,
-    or any source folder or file): see the module doc for where each is read from."""
+    or any source folder or file): see the module doc for where each is read from. ``root``:
+    the repository checkout ``path`` is a folder of (a clone's ``#docs``), whose package
+    above the docs counts too."""
     source = Path(path)
     if not source.exists():
         raise IngestError(f"source not found: {source}")
-    reader = TreeReader.for_source(source, allow_outside)
+    outside = [*allow_outside, root] if root is not None else list(allow_outside)
+    reader = TreeReader.for_source(source, outside)
     try:
         site: Site | None = detect_site(source, reader)
     except (IngestError, OSError, UnicodeDecodeError):
         site = None  # a config that names no folder: the packages and git still tell
     name, version = _from_site(site, reader) if site is not None else (None, None)
     start = _inside(site.docs_root if site is not None else reader.given, reader)
-    package = _package(start, reader)
+    inv_name, inv_version = _inventory((start, reader.given), reader)
+    name, version = name or inv_name, version or inv_version
+    package = _package(start, reader, root)
     if name is None and package is not None and package[0] is not None:
         name = package[0]
     if version is None and package is not None:
@@ -215,9 +224,12 @@ def _hugo(site: Site, reader: TreeReader) -> tuple[_Found | None, _Found | None]
 
 
 # -- the package ----------------------------------------------------------------------------
-def _package(start: Path, reader: TreeReader) -> tuple[_Found | None, _Found | None] | None:
-    """(name, version) of the nearest package at or above ``start``, inside the tree."""
-    top = reader.given
+def _package(
+    start: Path, reader: TreeReader, root: Path | None = None
+) -> tuple[_Found | None, _Found | None] | None:
+    """(name, version) of the nearest package at or above ``start``, inside the tree (up
+    to ``root``, the checkout, when the tree is a folder of one)."""
+    top = Path(os.path.abspath(root)) if root is not None else reader.given
     here = start
     while True:
         for found in (_pyproject(here, reader), _package_json(here, reader)):
@@ -328,6 +340,27 @@ def _package_json(folder: Path, reader: TreeReader) -> tuple[_Found | None, _Fou
 
 
 # -- git and the folder -----------------------------------------------------------------------
+def _inventory(folders: Sequence[Path], reader: TreeReader) -> tuple[_Found | None, _Found | None]:
+    """(name, version) from a built Sphinx site's ``objects.inv`` in the first of ``folders``
+    that holds one (a build's pages are read from its ``_sources/``; the file is above)."""
+    files = [(f if os.path.isdir(f) else f.parent) / "objects.inv" for f in folders]
+    file = next((f for f in files if reader.locate(f) == "file"), None)
+    if file is None:
+        return None, None
+    try:
+        data = reader.read_bytes(file)
+    except OSError:
+        return None, None
+    inv = parse_inventory(data) if data else None
+    if inv is None:
+        return None, None
+    where = _shown(reader, file)
+    name = _Found(inv.project, f"{where} project") if inv.project else None
+    ok = inv.version and _VERSION.match(inv.version.lstrip("vV"))
+    version = _Found(inv.version.lstrip("vV"), f"{where} version") if ok else None
+    return name, version
+
+
 def _tag_version(tags: Sequence[str]) -> _Found | None:
     """The version a tag of the commit gives (``v1.2.3``, ``release-1.2``, ``pkg@1.2.3``):
     among several, an unprefixed one first, then the highest."""

@@ -140,11 +140,16 @@ def read_source(
 
 
 def identify(
-    path: str | Path, *, allow_outside: Sequence[str | Path] = (), library: str | None = None
+    path: str | Path,
+    *,
+    allow_outside: Sequence[str | Path] = (),
+    library: str | None = None,
+    root: Path | None = None,
 ) -> SourceIdentity:
     """The library a source documents and its version: an installed package's from its
     ``METADATA`` (``library`` names the distribution of a ``site-packages``), else as its
-    docs say (:func:`cogitave.ingest.identity.identify`)."""
+    docs say (:func:`cogitave.ingest.identity.identify`; ``root``: the checkout a clone's
+    folder is in)."""
     from cogitave.ingest.pyapi import is_package_source, locate
 
     source = Path(path)
@@ -152,7 +157,7 @@ def identify(
         dist = locate(source, library).dist
         where = f"{dist.dist_info.name}/METADATA" if dist.dist_info else "the package folder"
         return SourceIdentity(dist.name, dist.version, None, where, where if dist.version else "")
-    return identity.identify(source, allow_outside=allow_outside)
+    return identity.identify(source, allow_outside=allow_outside, root=root)
 
 
 def doc_versions(

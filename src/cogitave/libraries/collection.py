@@ -67,6 +67,12 @@ from cogitave.store.verify import verify_root
 VIEWS_KEPT = 8
 """Views over library subsets kept open (a view gathers every uid of its libraries once)."""
 UNVERSIONED = ("latest", "main", "master", "next", "dev", "current")
+LOOKED_FOR = (
+    "pyproject.toml, requirements*.txt, Pipfile, uv.lock, poetry.lock, pdm.lock, "
+    "Pipfile.lock, package.json, pnpm-workspace.yaml, npm-shrinkwrap.json, "
+    "package-lock.json, pnpm-lock.yaml, yarn.lock, bun.lock"
+)
+"""The files ``--project`` reads (:func:`~cogitave.libraries.project.read_project`)."""
 
 
 def namespaced(node: Node, ref: str, name: str, version: str) -> Node:
@@ -155,8 +161,11 @@ class LibraryCollection(Reader):
         self._views: dict[tuple[str, ...], ShardedView] = {}
         self.pins: dict[str, Pin] = {}
         """Library key -> the version a project uses (:meth:`pin`, :meth:`use_project`)."""
-        self.excluded: set[str] = set()
-        """Libraries a project uses at a version no held version fits: read only by name."""
+        self.excluded: dict[str, ProjectPin] = {}
+        """Libraries a project uses at a version no held version fits (key -> what it
+        wants): left out of reads without libraries, an error when named without a version."""
+        self.project: ProjectPins | None = None
+        """What the last :meth:`use_project` read and chose."""
         # made when following starts: it holds the collection, which must stay collectable
         # (its reader pin is released when it is) while nobody follows
         self._following: Follower | None = None
@@ -231,8 +240,10 @@ class LibraryCollection(Reader):
         :func:`~cogitave.libraries.project.match_version` chooses, and said on every hit. A
         package maps to a library by normalised name, or through ``[libraries] aliases``. A
         library the project uses at a version no held version fits is left out of reads
-        without a version (never another version in its place). Reads without libraries then
-        cover the project's libraries only."""
+        without a version and is an error when named (never another version in its place).
+        Reads without libraries then cover the project's libraries only. A project that
+        gives nothing to pin (no manifest or lockfile, or no dependency held here) is a
+        warning naming what was looked for."""
         deps = read_project(folder)
         aliases = {
             library_key(k): library_key(v) for k, v in self.settings().libraries.aliases.items()
@@ -261,8 +272,22 @@ class LibraryCollection(Reader):
             if m.held is not None:
                 self.pins[key] = Pin(m.held, m.match, wanted)
             else:
-                self.excluded.add(key)
-        return ProjectPins(str(folder), tuple(rows), deps.warnings)
+                self.excluded[key] = ProjectPin(dep.name, key, m.wanted, None, m.match, m.reason)
+        warnings = list(deps.warnings)
+        if not deps.files:
+            warnings.append(
+                f"--project {folder}: no manifest or lockfile there (looked for {LOOKED_FOR}); "
+                "every library answers at its newest version"
+            )
+        elif not any(r.library for r in rows):
+            held = ", ".join(sorted(keys)) or "none"
+            warnings.append(
+                f"--project {folder}: none of its {len(rows)} dependencies (read from "
+                f"{', '.join(deps.files)}) is a library held here (held: {held}); every "
+                "library answers at its newest version"
+            )
+        self.project = ProjectPins(str(folder), tuple(rows), tuple(warnings))
+        return self.project
 
     def settings(self) -> Settings:
         """The collection's settings (every library version carries the same)."""
@@ -274,10 +299,20 @@ class LibraryCollection(Reader):
 
     def default_version(self, key: str) -> LibraryEntry:
         """The version of ``key`` a read without a version covers: the pinned one, else the
-        newest held."""
+        newest held; a library the project uses at a version older than every version held
+        has none (``NotFoundError`` listing the versions held and the one wanted)."""
         held = self.manifest.versions(key)
         if not held:
             raise self.unknown(key)
+        gone = self.excluded.get(key)
+        if gone is not None:
+            versions = self.versions_held(key)
+            raise NotFoundError(
+                f"{key}: the project uses {gone.wanted or 'a version'} and no version held "
+                f"fits it (none is read in its place); versions held: {', '.join(versions)}; "
+                f"name one ({key}@{versions[-1]}) to read it anyway",
+                details={"library": key, "wanted": gone.wanted, "versions": versions},
+            )
         pin = self.pins.get(key)
         if pin is not None:
             chosen = next((e for e in held if e.version == pin.version), None)
@@ -285,13 +320,24 @@ class LibraryCollection(Reader):
                 return chosen
         return max(held, key=lambda e: version_order(e.version))
 
+    def versions_held(self, key: str) -> list[str]:
+        """The versions of ``key`` held, oldest first."""
+        return sorted((e.version for e in self.manifest.versions(key)), key=version_order)
+
     def select(self, refs: Sequence[str] | None) -> list[LibraryEntry]:
         """The library versions ``refs`` name (``name`` or ``name@version``; a name alone is
-        its default version); None: every library at its default version (with pins, the
-        pinned libraries only)."""
+        its default version, :meth:`default_version`); None: every library at its default
+        version (with a project, the libraries it uses; never one it uses at a version no
+        held version fits). This is the one rule every surface reads versions by."""
         if not refs:
             keys = list(self.pins) or [k for k in self.library_keys() if k not in self.excluded]
             if not keys:
+                if self.excluded:
+                    raise NotFoundError(
+                        "the project uses every library held here at a version no held "
+                        "version fits: name one with its version (name@version)",
+                        details={"excluded": sorted(self.excluded)},
+                    )
                 raise NotFoundError(f"{self.path} holds no library yet: index one first")
             return [self.default_version(k) for k in keys]
         out: list[LibraryEntry] = []
@@ -303,10 +349,11 @@ class LibraryCollection(Reader):
             else:
                 entry = self.manifest.find(f"{key}@{version}")
                 if entry is None:
-                    held = ", ".join(e.version for e in self.manifest.versions(key))
+                    versions = self.versions_held(key)
                     raise NotFoundError(
-                        f"{name} has no version {version!r} here; versions held: {held}",
-                        details={"versions": [e.version for e in self.manifest.versions(key)]},
+                        f"{name} has no version {version!r} here; versions held: "
+                        + ", ".join(versions),
+                        details={"library": key, "wanted": version, "versions": versions},
                     )
             if entry not in out:
                 out.append(entry)
@@ -714,6 +761,14 @@ class LibraryCollection(Reader):
     # -- reads this collection adds ---------------------------------------------------------
     def libraries(self) -> list[LibraryEntry]:
         return list(self.manifest.libraries)
+
+    def project_pins(self) -> tuple[ProjectPin, ...]:
+        if self.project is None:
+            return ()
+        return tuple(d for d in self.project.dependencies if d.library is not None)
+
+    def project_warnings(self) -> tuple[str, ...]:
+        return self.project.warnings if self.project is not None else ()
 
     def pin_of(self, ref: str) -> Pin | None:
         entry = self.manifest.find(ref)

@@ -1327,7 +1327,8 @@ def match_version(dep: Dependency | None, held: Sequence[str]) -> VersionMatch:
     - **range**: no installed version (or one that does not parse) but a range
       (``dep.specifier``: PEP 440, Poetry's ``^``/``~``, npm ranges): the newest held version
       satisfying it; an x-pattern satisfies it when a version inside it does. None satisfies:
-      **none**.
+      **nearest**, the newest held version older than the lowest version the range allows
+      (``~=3.0`` read from 2.2.2, said so), else **none**.
     - **latest**: no version information (no dependency, or neither a version nor a range
       that parses): the newest held release (a prerelease only when there is nothing else).
       When no held version parses, a held tag in the order of :data:`TAGS` ("latest",
@@ -1402,6 +1403,16 @@ def _by_range(
 
     fitting = [h for h in parsed if fits(h)]
     if not fitting:
+        # the range's lowest version it names: held versions below it are older than
+        # anything the range allows, and the newest of them is the nearest older
+        floor = min((p for p in scheme.probes(rng) if scheme.satisfies(rng, p)), default=None)
+        older = [] if floor is None else [h for h in parsed if h.rank[0] < floor]
+        if older:
+            best = max(older, key=lambda h: h.rank)
+            reason = (
+                f"{note}no held version satisfies {spec}; nearest older held version {best.text}"
+            )
+            return VersionMatch(wanted, best.text, "nearest", reason)
         reason = f"{note}no held version satisfies {spec} (held: {listing})"
         return VersionMatch(wanted, None, "none", reason)
     best = max(fitting, key=lambda h: h.rank)

@@ -21,8 +21,8 @@ from cogitave.config import Settings
 from cogitave.errors import CogitaveError, InputError, NotFoundError, QueryError
 from cogitave.graph.query import GraphQueryResult
 from cogitave.graph.tools import Facets, LearningPath, RelatedResult, XrefResult
-from cogitave.libraries.layout import Pin, version_order
-from cogitave.libraries.names import resolve
+from cogitave.libraries.layout import version_order
+from cogitave.libraries.names import MIN_SCORE, resolve, split_ref
 from cogitave.nodes import Node, meta_str, uid_namespace
 from cogitave.query.types import Hit, SearchResponse
 from cogitave.reader import Reader
@@ -43,7 +43,6 @@ from cogitave.service.render import AnswerBudget
 from cogitave.store.roots import RootInfo
 
 if TYPE_CHECKING:
-    from cogitave.collection import Collection
     from cogitave.libraries.collection import LibraryCollection
 
 NODES_PATH = "/nodes/"
@@ -76,11 +75,19 @@ class HitSummary:
     library: str | None = None
     """``name@version`` the hit comes from (a collection of libraries)."""
     version_match: str | None = None
-    """How a project's pin chose that version, when not ``exact`` (``nearest``, ...)."""
+    """How that version was chosen (:func:`version_choice`): ``exact``, ``nearest``,
+    ``range``, ``latest`` or ``default`` (no project pin: the newest held)."""
+    wanted: str | None = None
+    """The version (or range) the project or the request asked for."""
 
     @classmethod
     def of(
-        cls, hit: Hit, node: Node, *, with_code: bool = False, pin: Pin | None = None
+        cls,
+        hit: Hit,
+        node: Node,
+        *,
+        with_code: bool = False,
+        choice: tuple[str, str | None] | None = None,
     ) -> HitSummary:
         code = node.dims.get("code") if with_code else None
         lang = node.dims.get("language") if with_code else None
@@ -98,7 +105,8 @@ class HitSummary:
             language=lang if isinstance(lang, str) else None,
             code=code if isinstance(code, str) else None,
             library=hit.library or None,
-            version_match=pin.match if pin is not None and pin.match != "exact" else None,
+            version_match=choice[0] if choice else None,
+            wanted=choice[1] if choice else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -113,7 +121,7 @@ class HitSummary:
         out |= {"snippet": self.snippet, "score": self.score, "rank": self.rank}
         if self.code is not None or self.language is not None:
             out |= {"language": self.language, "code": self.code}
-        for key in ("library", "version_match"):
+        for key in ("library", "version_match", "wanted"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         return out
@@ -130,11 +138,18 @@ class Provenance:
     source: str
     commit: str | None
     indexed_at: str
-    version_match: str = "exact"
-    """How the version was chosen: ``exact`` (asked for, or what the project uses),
-    ``nearest``, ``range``, ``latest`` (a project's pin that is not exact)."""
+    version_match: str = "default"
+    """How the version was chosen (:func:`version_choice`): ``exact`` (asked for, or what
+    the project uses), ``nearest``, ``range``, ``latest`` (a project's pin that is not
+    exact), ``default`` (no pin: the newest held)."""
     wanted: str | None = None
-    """The version the project uses, when it is not the one read."""
+    """The version (or range) the project uses or the request named."""
+
+    def describe(self) -> str:
+        """``click@8.1.7 · nearest to 8.1.9 · /src/click @ 0123456789ab``: one line."""
+        where = self.source or "unknown source"
+        commit = f" @ {self.commit[:12]}" if self.commit else ""
+        return f"{self.library} · {choice_text(self.version_match, self.wanted)} · {where}{commit}"
 
 
 @dataclass(frozen=True)
@@ -151,6 +166,8 @@ class DocsAnswer:
     content: str = NODES_PATH + "{uid}"
     libraries: tuple[Provenance, ...] = ()
     """Where each library version among the hits came from (a collection of libraries)."""
+    warnings: tuple[str, ...] = ()
+    """What the reader's ``--project`` could not use (no manifest, nothing held, ...)."""
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -163,6 +180,8 @@ class DocsAnswer:
         }
         if self.libraries:
             out["libraries"] = [asdict(p) for p in self.libraries]
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         return out
 
 
@@ -201,6 +220,31 @@ def search(reader: Reader, args: SearchArgs) -> SearchResponse:
     return reader.search(args.request)
 
 
+@dataclass(frozen=True)
+class SearchAnswer:
+    """The ranking as JSON surfaces give it: every hit with its library version's provenance
+    (``provenance``: library, version, how it was chosen, source, commit) and the project's
+    warnings."""
+
+    response: SearchResponse
+    hits: tuple[dict[str, Any], ...]
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.response.to_dict()
+        out["results"] = list(self.hits)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
+
+
+def search_answer(reader: Reader, args: SearchArgs) -> SearchAnswer:
+    """:func:`search` with the provenance of every hit (the JSON of REST and the CLI)."""
+    res = search(reader, args)
+    hits = hit_provenance(reader, res, args.request.libraries)
+    return SearchAnswer(res, tuple(hits), reader.project_warnings())
+
+
 def docs_search(reader: Reader, args: SearchArgs) -> DocsAnswer:
     """The search as an agent reads it: Markdown within ``max_tokens`` and compact hits."""
     return _answer(reader, search(reader, args), args, with_code=False)
@@ -216,53 +260,96 @@ def _answer(
     reader: Reader, res: SearchResponse, args: SearchArgs, *, with_code: bool
 ) -> DocsAnswer:
     entries = list(zip(res.results, res.nodes, strict=True))
-    provenance = provenance_of(reader, [h.library for h in res.results if h.library])
+    asked = args.request.libraries
+    provenance = provenance_of(reader, [h.library for h in res.results if h.library], asked)
+    by_ref = {p.library: p for p in provenance}
     labels = {p.library: _label(p) for p in provenance}
     text, cut = render.search_markdown(args.query, entries, args.max_tokens, labels)
     diag = dict(res.diagnostics) if args.explain else diagnostics_summary(res.diagnostics)
+
+    def choice(ref: str) -> tuple[str, str | None] | None:
+        p = by_ref.get(ref)
+        return (p.version_match, p.wanted) if p is not None else None
+
     return DocsAnswer(
         markdown=text,
         results=tuple(
-            HitSummary.of(h, n, with_code=with_code, pin=reader.pin_of(h.library))
-            for h, n in entries
+            HitSummary.of(h, n, with_code=with_code, choice=choice(h.library)) for h, n in entries
         ),
         root=res.root,
         budget=cut,
         diagnostics=diag,
         libraries=provenance,
+        warnings=reader.project_warnings(),
     )
 
 
+def choice_text(match: str, wanted: str | None) -> str:
+    """How a version was chosen, in words: ``exact``, ``nearest to 8.1.9``, ``newest held``."""
+    if match == "default":
+        return "newest held"
+    if match == "exact" or not wanted:
+        return match
+    return f"{match} to {wanted}"
+
+
 def _label(p: Provenance) -> str:
-    """How a Markdown hit names its library version (and a pin that is not exact)."""
-    label = f"{p.name} {p.version}"
-    if p.version_match != "exact":
-        label += f", {p.version_match} to {p.wanted}" if p.wanted else f", {p.version_match}"
-    return label
+    """How a Markdown hit names its library version: version, how it was chosen, commit."""
+    label = f"{p.name} {p.version}, {choice_text(p.version_match, p.wanted)}"
+    return label + (f", commit {p.commit[:12]}" if p.commit else "")
 
 
-def provenance_of(reader: Reader, refs: Sequence[str]) -> tuple[Provenance, ...]:
-    """The provenance of each library version ``refs`` names, once each, in order."""
+def version_choice(
+    reader: Reader, ref: str, asked: Sequence[str] | None = None
+) -> tuple[str, str | None]:
+    """How library version ``ref`` came to be read, and what was wanted: a project's pin
+    (``exact``, ``nearest``, ``range``, ``latest``; ``wanted`` what the project uses), else
+    ``exact`` when ``asked`` named that version, else ``default`` (the newest held)."""
+    pin = reader.pin_of(ref)
+    if pin is not None:
+        return pin.match, pin.wanted or (pin.version if pin.match == "exact" else None)
+    for one in asked or ():
+        if split_ref(one)[1] is not None and ref in (reader.namespaces([one]) or ()):
+            return "exact", split_ref(one)[1]
+    return "default", None
+
+
+def provenance_of(
+    reader: Reader, refs: Sequence[str], asked: Sequence[str] | None = None
+) -> tuple[Provenance, ...]:
+    """The provenance of each library version ``refs`` names, once each, in order (``asked``:
+    the libraries the request named, see :func:`version_choice`)."""
+    if not refs:  # hits of no library (a plain collection): nothing to look up
+        return ()
     held = {e.ref: e for e in reader.libraries()}
     out: list[Provenance] = []
     for ref in dict.fromkeys(refs):
         e = held.get(ref)
         if e is None:
             continue
-        pin = reader.pin_of(ref)
+        match, wanted = version_choice(reader, ref, asked)
         out.append(
-            Provenance(
-                ref,
-                e.name,
-                e.version,
-                e.source,
-                e.commit,
-                e.indexed_at,
-                pin.match if pin is not None else "exact",
-                pin.wanted if pin is not None and pin.match != "exact" else None,
-            )
+            Provenance(ref, e.name, e.version, e.source, e.commit, e.indexed_at, match, wanted)
         )
     return tuple(out)
+
+
+def hit_provenance(
+    reader: Reader, res: SearchResponse, asked: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """Each hit as JSON with its library version's provenance (``provenance``: library,
+    version, how it was chosen, source, commit); a hit of no library as it is."""
+    prov = {
+        p.library: asdict(p)
+        for p in provenance_of(reader, [h.library for h in res.results if h.library], asked)
+    }
+    out = []
+    for h in res.results:
+        d = h.to_dict()
+        if h.library in prov:
+            d["provenance"] = prov[h.library]
+        out.append(d)
+    return out
 
 
 def diagnostics_summary(diagnostics: Mapping[str, Any]) -> dict[str, Any]:
@@ -385,8 +472,10 @@ class LibraryVersion:
     indexed_at: str
     default: bool
     version_match: str | None = None
-    """A project's pin that is not ``exact`` (``nearest``, ``range``, ``latest``)."""
+    """How a project's pin chose this version (``exact``, ``nearest``, ``range``,
+    ``latest``); None: no project pins it."""
     wanted: str | None = None
+    """The version (or range) the project uses."""
 
 
 @dataclass(frozen=True)
@@ -396,6 +485,9 @@ class LibraryInfo:
     name: str
     key: str
     versions: tuple[LibraryVersion, ...]
+    project: str | None = None
+    """What a project's pin chose and why (``nearest: 8.1.9 is not held; ...``; ``none:
+    ...`` when no version held fits and the library is read only by name@version)."""
 
 
 @dataclass(frozen=True)
@@ -403,6 +495,8 @@ class LibrariesAnswer:
     """The libraries a collection holds."""
 
     libraries: tuple[LibraryInfo, ...]
+    warnings: tuple[str, ...] = ()
+    """What the reader's ``--project`` could not use."""
 
 
 @dataclass(frozen=True)
@@ -426,9 +520,14 @@ class ResolvedLibrary:
 
 
 def list_libraries(reader: Reader) -> LibrariesAnswer:
-    """Every library held, with its versions (newest first), sizes and provenance."""
+    """Every library held, with its versions (newest first), sizes and provenance, and how a
+    project's pin chose each pinned version."""
     entries = reader.libraries()
-    defaults = set(reader.namespaces(None) or [e.ref for e in entries])
+    try:
+        defaults = set(reader.namespaces(None) or [e.ref for e in entries])
+    except NotFoundError:  # a project that excludes every library: none is read by default
+        defaults = set()
+    pinned = {p.library: p for p in reader.project_pins()}
     infos: list[LibraryInfo] = []
     for key in dict.fromkeys(e.key for e in entries):
         mine = sorted((e for e in entries if e.key == key), key=lambda e: version_order(e.version))
@@ -444,20 +543,23 @@ def list_libraries(reader: Reader) -> LibrariesAnswer:
                     e.commit,
                     e.indexed_at,
                     e.ref in defaults,
-                    pin.match if pin is not None and pin.match != "exact" else None,
-                    pin.wanted if pin is not None and pin.match != "exact" else None,
+                    pin.match if pin is not None else None,
+                    (pin.wanted or pin.version) if pin is not None else None,
                 )
             )
-        infos.append(LibraryInfo(mine[0].name, key, tuple(versions)))
-    return LibrariesAnswer(tuple(infos))
+        row = pinned.get(key)
+        note = f"{row.match}: {row.reason}" if row is not None else None
+        infos.append(LibraryInfo(mine[0].name, key, tuple(versions), note))
+    return LibrariesAnswer(tuple(infos), reader.project_warnings())
 
 
 def resolve_library(reader: Reader, args: LibraryArgs) -> ResolvedLibrary:
     """The held libraries ``name`` may mean ("fast api" -> fastapi), best first, each with
-    its versions; ``found`` when the best has the same name (or the same letters)."""
+    its versions; ``found`` when the best has the same name (or the same letters). Names
+    scoring below :data:`~cogitave.libraries.names.MIN_SCORE` are left out."""
     entries = reader.libraries()
     names = {e.key: e.name for e in entries}
-    found = resolve(args.name, list(names), limit=args.limit)
+    found = [m for m in resolve(args.name, list(names), limit=args.limit) if m.score >= MIN_SCORE]
     matches = tuple(
         LibraryMatch(
             names[m.name],
@@ -486,18 +588,24 @@ class SettingsAnswer:
     changed: bool = False
 
 
-def settings(
-    collection: Collection, sets: Sequence[str] = (), file: Path | None = None
-) -> SettingsAnswer:
-    """The collection's settings; with ``sets`` (``section.key=value``) or a settings
-    ``file`` (replacing them all), published in a new root (nothing is re-indexed)."""
-    current = collection.snapshot.settings
+def settings(reader: Reader, sets: Sequence[str] = (), file: Path | None = None) -> SettingsAnswer:
+    """The collection's settings (a plain, sharded or library collection: every library of
+    one carries the same); with ``sets`` (``section.key=value``) or a settings ``file``
+    (replacing them all), published in a new root (nothing is re-indexed). A sharded
+    collection's settings are the ones it was built with: they are shown, not changed."""
+    current = reader.port().settings
     if file is None and not sets:
-        return SettingsAnswer(current, collection.root)
+        return SettingsAnswer(current, reader.root)
+    configure = getattr(reader, "configure", None)
+    if configure is None:
+        raise InputError(
+            "a sharded collection keeps the settings it was built with: build it again "
+            "with the settings changed (cogitave index --shards N)"
+        )
     base = Settings.load(file) if file is not None else current
-    before = collection.root
-    rid = collection.configure(base.with_sets(sets))
-    return SettingsAnswer(collection.snapshot.settings, rid, rid != before)
+    before = reader.root
+    rid = configure(base.with_sets(sets))
+    return SettingsAnswer(reader.port().settings, rid, rid != before)
 
 
 def library_settings(

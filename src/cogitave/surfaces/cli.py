@@ -309,11 +309,15 @@ def roots(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
 
 
 @app.command()
-def libraries(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
-    """List the libraries the collection holds: versions, pages, nodes, source, indexed at."""
+def libraries(
+    collection: CollectionOpt, as_json: JsonOpt = False, project: ProjectOpt = None
+) -> None:
+    """List the libraries the collection holds: versions, pages, nodes, source, commit,
+    indexed at; with --project, the version the project reads of each and how it was
+    chosen."""
     from cogitave.service import ops
 
-    answer = ops.list_libraries(indexing.open_reader(collection))
+    answer = ops.list_libraries(_reader(collection, project))
     if as_json:
         sys.stdout.write(json.dumps(ops.to_json(answer)) + "\n")
         return

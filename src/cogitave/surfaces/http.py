@@ -413,7 +413,7 @@ def create_app(
         args = SearchArgs.from_dict(body)
         if format == "markdown":
             return await markdown(lambda: ops.docs_search(col, args).markdown)
-        return await work(lambda: ops.search(col, args))
+        return await work(lambda: ops.search_answer(col, args))
 
     @app.get("/nodes/{uid:path}/related", tags=["graph"])
     async def related(

@@ -418,9 +418,13 @@ def build_mcp(
             f"summary; explain=true gives the full diagnostics. Limits: limit 1-"
             f"{TOOL_MAX_LIMIT}, query up to {MAX_QUERY_CHARS} characters. In a collection of "
             "libraries every hit names its `library` (name@version, also in its heading) and "
-            "`libraries` gives each one's source and when it was indexed; `library` and "
-            "`version` choose what is searched (default: every library at the version the "
-            f"project uses, else the newest held).{held}"
+            "how that version was chosen (`version_match`: exact, nearest, range, latest, "
+            "default = the newest held; `wanted`: what the project uses); `libraries` gives "
+            "each one's source, commit and when it was indexed, `warnings` what the project "
+            "could not pin; `library` and `version` choose what is searched (default: every "
+            "library at the version the project uses, else the newest held; a library the "
+            "project uses at a version older than every one held is never answered by "
+            f"another: it is an error naming the versions held).{held}"
         ),
         code_sample_search: (
             "Find code samples (fenced code blocks of the docs) for a task. Searches with "
@@ -463,14 +467,16 @@ def build_mcp(
         list_libraries: (
             "The libraries this collection holds: per library its versions, newest first, "
             "with pages, nodes, the source and commit they were indexed from and when, which "
-            "version a search without a version reads (`default`), and how a project's pin "
-            "chose it when not exactly (`version_match`: nearest, range, latest; `wanted`: "
-            f"the version the project uses).{held}"
+            "version a search without a version reads (`default`), how a project's pin "
+            "chose it (`version_match`: exact, nearest, range, latest; `wanted`: the version "
+            "the project uses), per library what the project chose and why (`project`), and "
+            f"`warnings` when the project gave nothing to pin.{held}"
         ),
         resolve_library: (
-            "Which held library a name means: every library scored against the name, best "
-            "first, with its versions; `found` is true when the best has the same name "
-            "(ignoring case and separators: 'fast api' is fastapi). Use the `key` it returns "
+            "Which held library a name means: the libraries whose names are close to it, "
+            "best first, with their versions (none: nothing close); `found` is true when the "
+            "best has the same name (ignoring case and separators: 'fast api' is fastapi). "
+            "Use the `key` it returns "
             "as the `library` argument of the other tools, with `version` to pick one."
         ),
         query_graph: (

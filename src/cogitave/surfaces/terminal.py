@@ -12,7 +12,7 @@ import signal
 import sys
 import textwrap
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -151,15 +151,26 @@ def search(reader: Reader, args: SearchArgs, fmt: str) -> None:
     if fmt == "markdown":
         sys.stdout.write(ops.docs_search(reader, args).markdown + "\n")
         return
-    res = ops.search(reader, args)
     if fmt == "json":
-        sys.stdout.write(json.dumps(res.to_dict(), ensure_ascii=False) + "\n")
+        body = ops.search_answer(reader, args).to_dict()
+        sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
         return
-    print_results(res)
+    res = ops.search(reader, args)
+    asked = args.request.libraries
+    refs = [h.library for h in res.results if h.library]
+    print_results(
+        res, provenance={p.library: p.describe() for p in ops.provenance_of(reader, refs, asked)}
+    )
 
 
-def print_results(res: SearchResponse, hits: Sequence[Hit] | None = None) -> None:
-    """Hits for a person: rank, breadcrumb (or title), where it lives, a readable snippet."""
+def print_results(
+    res: SearchResponse,
+    hits: Sequence[Hit] | None = None,
+    provenance: Mapping[str, str] | None = None,
+) -> None:
+    """Hits for a person: rank, breadcrumb (or title), where it lives, its library version
+    and how it was chosen (``provenance``: library version -> that line), a readable
+    snippet."""
     from cogitave.service.render import crumbs
 
     if not res.results:
@@ -171,6 +182,9 @@ def print_results(res: SearchResponse, hits: Sequence[Hit] | None = None) -> Non
             highlight=False,
         )
         out.print(f"     {h.url or h.path or h.uid}", markup=False, highlight=False)
+        if h.library:
+            line = (provenance or {}).get(h.library) or h.library
+            out.print(f"     {line}", markup=False, highlight=False)
         if h.snippet:
             snippet = " ".join(h.snippet.split())
             for line in textwrap.wrap(snippet, width=96, max_lines=3, placeholder=" …"):
@@ -259,14 +273,20 @@ def heading(text: str) -> None:
 def libraries_table(libraries: Sequence[Any]) -> Table:
     """Per library version: pages, nodes, where it came from, when, and whether reads
     without a version cover it (``*``; a project's pin that is not exact says so)."""
-    t = Table("library", "version", "pages", "nodes", "source", "indexed at", "")
+    from cogitave.service.ops import choice_text
+
+    t = Table("library", "version", "pages", "nodes", "source", "commit", "indexed at", "")
     for lib in libraries:
         for v in lib.versions:
             note = "*" if v.default else ""
             if v.version_match:
-                note += f" {v.version_match} to {v.wanted}" if v.wanted else f" {v.version_match}"
+                note += " " + choice_text(v.version_match, v.wanted)
             # what a pack or a crawl recorded: escaped, bounded, and never read as markup
-            cells = (lib.name, v.version, str(v.pages), str(v.nodes), v.source, v.indexed_at, note)
+            cells = (lib.name, v.version, str(v.pages), str(v.nodes), v.source,
+                     (v.commit or "-")[:12], v.indexed_at, note.strip())  # fmt: skip
+            t.add_row(*(Text(printable(c, 200)) for c in cells))
+        if lib.project and lib.project.startswith("none"):
+            cells = (lib.name, "-", "", "", "", "", "", f"not read: {lib.project}")
             t.add_row(*(Text(printable(c, 200)) for c in cells))
     return t
 
@@ -360,7 +380,8 @@ def publish_pack(
 
 
 def settings_answer(collection: Path, sets: list[str], file: Path | None) -> Any:
-    """The settings of a collection, or of a collection of libraries (``settings``)."""
+    """The settings of a collection: plain, sharded (shown only) or of libraries
+    (``settings``)."""
     from cogitave import indexing
     from cogitave.libraries.collection import LibraryCollection
     from cogitave.libraries.layout import is_library_collection
@@ -368,7 +389,7 @@ def settings_answer(collection: Path, sets: list[str], file: Path | None) -> Any
 
     if is_library_collection(collection):
         return ops.library_settings(LibraryCollection.open(collection), sets, file)
-    return ops.settings(indexing.open_collection(collection), sets, file)
+    return ops.settings(indexing.open_reader(collection), sets, file)
 
 
 def watch(spec: SourceSpec, debounce: int) -> None:
@@ -429,7 +450,8 @@ def project_report(pins: Any) -> None:
         err.print(f"warning: {printable(w, 400)}", markup=False)
     for d in pins.dependencies:
         if d.library is not None:
-            line = f"{d.package}: {d.library}@{d.version or '-'} ({d.match}: {d.reason})"
+            read = f"{d.library}@{d.version}" if d.version else "not read unless named"
+            line = f"{d.package}: {read} ({d.match}: {d.reason})"
             err.print(printable(line, 400), markup=False, highlight=False)
 
 

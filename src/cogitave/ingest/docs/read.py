@@ -67,6 +67,7 @@ from cogitave.ingest.docs.frontmatter import FrontMatterMapping
 from cogitave.ingest.docs.layout import detect_site
 from cogitave.ingest.docs.nodes import page_nodes
 from cogitave.ingest.docs.pages import add_rst_pages, read_pages
+from cogitave.ingest.docs.public_url import documentation_url
 from cogitave.ingest.docs.report import format_report
 from cogitave.ingest.docs.structure import hierarchy
 from cogitave.ingest.records import MAX_LISTED, Batch
@@ -119,6 +120,20 @@ def read_docs(
     site = detect_site(Path(path), reader, version)
     if base_url:
         site.site_url = base_url
+    elif not site.site_url:
+        found = documentation_url(Path(path))
+        if found is not None:
+            site.site_url = found[0]
+            site.notes.append(
+                f"URLs under {found[0]}: read from {found[1]}, as the site's configuration "
+                "names none (--base-url to give another)"
+            )
+        else:
+            site.notes.append(
+                "no public URL: the site's configuration, the package metadata and --base-url "
+                "give none, so hits link to paths from the site's root (/page/), which no "
+                "reader can open and which other libraries share: pass --base-url"
+            )
     b = Builder(site, mapping or FrontMatterMapping())
     read_pages(b)
     if b.rst:

@@ -137,10 +137,10 @@ def format_report(stats: dict[str, Any]) -> str:
             cut = f" (first {len(stats[key])})" if total > len(stats[key]) else ""
             lines.append(f"{title}: {total}{cut}")
             lines.extend(f"  {item}" for item in stats[key])
-    if stats.get("allow_outside"):
+    lines.extend(f"note: {n}" for n in stats["notes"])
+    if stats.get("allow_outside"):  # last: the command line that reads what was refused
         flags = " ".join(f"--allow-outside {p}" for p in stats["allow_outside"])
         lines.append(f"to read what the tree names outside it: {flags}")
-    lines.extend(f"note: {n}" for n in stats["notes"])
     return "\n".join(lines)
 
 
