@@ -113,6 +113,7 @@ def test_an_installed_npm_package_becomes_a_readme_and_an_api_page(tmp_path: Pat
     os.symlink(secret, pkg / "dist" / "linked.d.ts")
     (pkg / "node_modules" / "dep").mkdir(parents=True)
     (pkg / "node_modules" / "dep" / "x.d.ts").write_text("export declare function nested(): void;")
+    os.mkfifo(pkg / "dist" / "blocking.d.ts")  # a FIFO is refused, never waited on
     out = tmp_path / "docs"
     count = npm_docs(pkg, "fetchy", "1.0.0", out)
     assert count >= 7

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -190,10 +191,9 @@ def declaration_files(package: Path) -> list[Path]:
     below it (nested ``node_modules`` skipped), at most :data:`MAX_FILES`."""
     first: list[Path] = []
     try:
-        meta = json.loads(
-            (package / "package.json").read_text("utf-8", errors="replace")[: 1 << 20]
-        )
-    except (OSError, ValueError, RecursionError):
+        text = _read_bounded(package / "package.json", 1 << 20)
+        meta = json.loads(text) if text else {}
+    except (ValueError, RecursionError):
         meta = {}
     entry = meta.get("types") or meta.get("typings") if isinstance(meta, dict) else None
     if isinstance(entry, str) and entry.endswith(".d.ts") and ".." not in entry.split("/"):
@@ -267,8 +267,18 @@ def api_markdown(name: str, version: str, entries: list[DtsEntry]) -> str:
 
 
 def _read_bounded(path: Path, limit: int) -> str:
+    """At most ``limit`` bytes of a regular file, as text ("" for anything else: a FIFO or a
+    device is opened without blocking and refused)."""
     try:
-        with open(path, "rb") as fh:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        with os.fdopen(fd, "rb", closefd=False) as fh:
             return fh.read(limit).decode("utf-8", errors="replace")
     except OSError:
         return ""
+    finally:
+        os.close(fd)
