@@ -48,6 +48,9 @@ for it; nothing reads a string-keyed dict. A settings file looks like::
 
     [libraries]                    # a project's packages -> the libraries held (--project)
     aliases = {"react-dom" = "react"}   # by normalised name, else through this table
+    sources = {"mylib" = "git+https://git.example.com/mylib@v{version}#docs"}  # index --project
+    pypi_url = ""                  # "" = https://pypi.org/pypi ($COGITAVE_PYPI_URL wins)
+    npm_url = ""                   # "" = https://registry.npmjs.org ($COGITAVE_NPM_URL wins)
     registries = ["https://docs.example.internal/packs/"]   # registries of packs, in order
 
 A retired setting (:data:`RETIRED`) in a root written by an older version is dropped when the
@@ -209,14 +212,32 @@ class Libraries:
     version is imported from, in order, when none is named."""
 
     aliases: Mapping[str, str] = field(default_factory=dict)
+    sources: Mapping[str, str] = field(default_factory=dict)
+    """Package name -> where its docs come from, over every other step of ``index
+    --project`` (a path, a site URL, ``git+URL[@REF][#SUBDIR]``; ``{version}`` is replaced by
+    the version the project uses)."""
+    pypi_url: str = ""
+    """PyPI's JSON API base URL ("": https://pypi.org/pypi; ``$COGITAVE_PYPI_URL`` wins)."""
+    npm_url: str = ""
+    """The npm registry's base URL ("": https://registry.npmjs.org; ``$COGITAVE_NPM_URL``)."""
     registries: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not isinstance(self.aliases, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) and k and v for k, v in self.aliases.items()
-        ):
-            raise SchemaError("[libraries] aliases must map package names to library names")
-        object.__setattr__(self, "aliases", dict(self.aliases))
+        for name in ("aliases", "sources"):
+            value = getattr(self, name)
+            if not isinstance(value, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) and k and v and len(v) <= 2000
+                for k, v in value.items()
+            ):
+                what = "library names" if name == "aliases" else "docs sources"
+                raise SchemaError(f"[libraries] {name} must map package names to {what}")
+            object.__setattr__(self, name, dict(value))
+        for name in ("pypi_url", "npm_url"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not (
+                value == "" or (value.startswith(("http://", "https://")) and len(value) <= 2000)
+            ):
+                raise SchemaError(f"[libraries] {name} must be an http(s) URL")
         regs = self.registries
         if (
             not isinstance(regs, list | tuple)
@@ -336,7 +357,7 @@ def _section(cls: type, value: Any, where: str) -> Any:
                 raise SchemaError(f"{where}: {k} must be a list of strings")
             kw[k] = tuple(v)
             continue
-        want = {"bool": bool, "float": (int, float), "int": int}[str(types[k])]
+        want = {"bool": bool, "float": (int, float), "int": int, "str": str}[str(types[k])]
         if isinstance(v, bool) != (want is bool) or not isinstance(v, want):
             raise SchemaError(f"{where}: {k} must be {types[k]}")
         kw[k] = v

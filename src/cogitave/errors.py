@@ -27,6 +27,12 @@ The tree::
     ├── CrawlFailedError               crawl_failed    502   a crawl whose failed URLs passed
     │                                                        --max-failures; nothing published
     │                                                        (``details["report"]``)
+    ├── PackageIndexError              package_index   502   a package index's metadata is
+    │                                                        missing, unreachable or malformed
+    ├── DependenciesFailedError        deps_failed     502   ``index --project``: more
+    │                                                        dependencies failed than
+    │                                                        --max-failures allows
+    │                                                        (``details["report"]``)
     ├── UnavailableError               unavailable     503   server busy or a part not running
     └── QueryGraphError                (own codes)     400   bounded graph query violation
 
@@ -172,6 +178,22 @@ class CrawlFailedError(CogitaveError):
     report."""
 
     code = "crawl_failed"
+    http_status = 502
+
+
+class PackageIndexError(CogitaveError):
+    """A package index (PyPI's JSON API, an npm registry) that did not say what a
+    dependency's metadata is: not found, unreachable, or not the JSON expected."""
+
+    code = "package_index"
+    http_status = 502
+
+
+class DependenciesFailedError(CogitaveError):
+    """``index --project`` whose failed dependencies passed ``--max-failures``; what was
+    fetched stays, ``details["report"]`` is the run's report."""
+
+    code = "deps_failed"
     http_status = 502
 
 

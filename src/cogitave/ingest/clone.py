@@ -93,6 +93,27 @@ def checkout(source: GitSource, cache: Path | None = None) -> Checkout:
     return Checkout(path, work, commit, tag)
 
 
+MAX_TAGS = 100_000
+"""Tags of one remote read by :func:`remote_tags`; more are not listed."""
+
+
+def remote_tags(url: str, cache: Path | None = None) -> list[str]:
+    """The tag names of the repository at ``url`` (``git ls-remote --tags``, run as every git
+    command here is), peeled duplicates dropped; an :class:`IngestError` when git cannot
+    list them."""
+    if shutil.which(GIT) is None:
+        raise InputError("listing a repository's tags needs git (not found on the PATH)")
+    work = (cache or cache_dir()) / "git" / "ls-remote"
+    work.mkdir(parents=True, exist_ok=True)
+    listed = _git(work, "ls-remote", "--tags", "--", url, what=f"list tags of {url}")
+    tags: list[str] = []
+    for line in listed.splitlines()[:MAX_TAGS]:
+        _, _, name = line.partition("\t")
+        if name.startswith("refs/tags/") and not name.endswith("^{}"):
+            tags.append(name.removeprefix("refs/tags/"))
+    return tags
+
+
 def _tag_of(work: Path, source: GitSource, commit: str) -> str | None:
     """The tag naming ``commit``: the ref asked for when it is one, else one of the remote's
     (the highest by name when several)."""

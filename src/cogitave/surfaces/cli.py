@@ -29,15 +29,20 @@ from cogitave.surfaces.cli_options import (
     BaseUrlOpt,
     CollectionOpt,
     DebounceOpt,
+    DevOpt,
+    DryRunOpt,
     EncoderOpt,
     FormatOpt,
+    IndexProjectOpt,
     IndexSourceArg,
     JsonOpt,
     LibrariesOpt,
     LibraryOpt,
+    OnlyOpt,
     PackOutputOpt,
     PackRegistryOpt,
     ProjectOpt,
+    PruneOpt,
     QuietOpt,
     RayOpt,
     RegistryOpt,
@@ -137,12 +142,36 @@ def index(
     rate: site.RateOpt = 10.0,
     all_languages: site.LanguagesOpt = False,
     max_time: site.MaxTimeOpt = 3600.0,
+    project: IndexProjectOpt = None,
+    dev: DevOpt = False,
+    only: OnlyOpt = None,
+    dry_run: DryRunOpt = False,
+    prune: PruneOpt = False,
+    set_: SettingsSetOpt = None,
 ) -> None:
     """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
     ones replaced, vanished ones deleted; nothing changed, no new root. A site is crawled
     (robots.txt, sitemaps, llms.txt, links; conditional requests on a re-sync), a git
     repository cloned shallow into the cache. Without SOURCE: --library NAME@VERSION imported
-    from a registry of packs (--registry, else the libraries.registries setting)."""
+    from a registry of packs (--registry, else the libraries.registries setting). With
+    --project DIR instead of SOURCE: the docs of every dependency of the project, each at the
+    version it uses (a registry's pack, the installed package, its repository at the
+    version's tag, or its docs site; --dry-run shows the plan)."""
+    if project is not None:
+        given = {"SOURCE": source, "--library": library, "--version": version,
+                 "--watch": watch_ or None, "--shards": shards, "--ray": ray,
+                 "--source": name, "--registry": registry}  # fmt: skip
+        extra = [k for k, v in given.items() if v is not None]
+        if extra:
+            drop = ", ".join(extra)
+            raise InputError(f"--project indexes the project's dependencies: drop {drop}")
+        names = [n.strip() for n in (only or "").split(",") if n.strip()]
+        terminal.index_project(collection, project, dev=dev, only=names, dry_run=dry_run,
+                               prune=prune, max_failures=max_failures, sets=list(set_ or ()),
+                               encoder=encoder, quiet=quiet)  # fmt: skip
+        return
+    if dev or only or dry_run or prune or set_:
+        raise InputError("--dev, --only, --dry-run, --prune and --set go with --project DIR")
     if source is None or registry is not None:
         terminal.import_from_registry(collection, source, library, version, registry, replace,
                                       quiet)  # fmt: skip

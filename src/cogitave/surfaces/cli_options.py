@@ -105,7 +105,7 @@ IndexSourceArg = Annotated[
         help="File or folder, a docs site URL (https://...), or a git repository "
         "(git+https://host/org/repo\\[@REF]\\[#SUBDIR], a bare repository's path). "
         "Omitted: --library NAME@VERSION from a registry of packs (--registry, else the "
-        "libraries.registries setting).",
+        "libraries.registries setting), or --project DIR.",
         metavar="SOURCE",
     ),
 ]
@@ -125,6 +125,28 @@ RegistryOpt = Annotated[
         help="A registry of packs (a folder, file:// or http(s) URL holding index.json): "
         "import --library NAME@VERSION from it instead of indexing a SOURCE.",
     ),
+]
+IndexProjectOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--project",
+        help="Index the docs of every dependency of the project in this folder, each at the "
+        "version its lockfile pins (else the installed one, else the newest its range allows).",
+    ),
+]
+DevOpt = Annotated[bool, typer.Option("--dev", help="--project: the dev dependencies too.")]
+OnlyOpt = Annotated[
+    str | None, typer.Option("--only", help="--project: only these dependencies (a,b,c).")
+]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="--project: print the plan (version, where the docs come from, why); write nothing.",
+    ),
+]
+PruneOpt = Annotated[
+    bool, typer.Option("--prune", help="--project: delete the versions no dependency pins.")
 ]
 
 # -- a crawled site (cogitave index URL; the CLI reads them as site.XOpt) ---------------------
@@ -151,7 +173,7 @@ MaxFailuresOpt = Annotated[
     typer.Option(
         "--max-failures",
         help="Site: failed URLs allowed, N or P% of those fetched; past it, exit 1 and "
-        "publish nothing.",
+        "publish nothing. --project: failed dependencies allowed, N or P%; past it, exit 1.",
     ),
 ]
 RenderOpt = Annotated[

@@ -31,7 +31,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from cogitave.errors import CogitaveError
+from cogitave.errors import CogitaveError, InputError
 from cogitave.printable import printable
 
 if TYPE_CHECKING:
@@ -344,7 +344,10 @@ def import_from_registry(
     if source is not None:
         raise InputError("--registry imports a pack: give it without a SOURCE")
     if library is None:
-        raise InputError("give a SOURCE to index, or --library NAME@VERSION to import")
+        raise InputError(
+            "give a SOURCE to index, --library NAME@VERSION to import, or --project DIR for "
+            "the docs of a project's dependencies"
+        )
 
     with progress_bar(not quiet) as bar:
         res = indexing.import_from_registry(
@@ -456,7 +459,6 @@ def move_encoder(collection: Path, sets: list[str], *, quiet: bool, as_json: boo
     """``settings --set encoder=NAME``: re-embed the collection with NAME (a progress bar, a
     line saying where it went); returns the other settings to publish."""
     from cogitave import indexing
-    from cogitave.errors import InputError
 
     def key(s: str) -> str:
         return s.split("=", 1)[0].strip()
@@ -485,3 +487,73 @@ def print_encoders(rows: Sequence[dict[str, Any]]) -> None:
         for k in ("aliases", "dim", "pooling", "max_length", "query_prefix", "graph",
                   "installed", "licence", "credit"):  # fmt: skip
             out.print(f"  {k}: {r[k]}", markup=False, highlight=False)
+
+
+def index_project(
+    collection: Path,
+    project: Path,
+    *,
+    dev: bool,
+    only: Sequence[str],
+    dry_run: bool,
+    prune: bool,
+    max_failures: str,
+    sets: Sequence[str],
+    encoder: str | None,
+    quiet: bool,
+) -> None:
+    """``index --project``: the plan (on stdout with ``--dry-run``, then nothing is written;
+    else on stderr), one progress bar over the dependencies with each fetch's own stages
+    below it, then the report on stdout (a run past ``--max-failures``: the report on
+    stderr, then the error)."""
+    from cogitave import indexing
+    from cogitave.ingest.web.crawl import failure_limit
+    from cogitave.libraries import deps
+
+    failure_limit(max_failures, 0)  # a bad value fails before any work
+    indexing.check_folder(collection)
+    from cogitave.collection import Collection
+
+    if Collection.exists(collection):
+        raise InputError(f"{collection} is a collection of one source: index a project's "
+                         "dependencies into a new collection")  # fmt: skip
+    ctx = deps.context(collection, project, encoder=encoder, sets=sets)
+    chosen, warnings = deps.project_dependencies(project, dev=dev, only=only)
+    if not quiet:
+        err.print(f"planning {len(chosen)} dependencies of {printable(project, 200)}",
+                  markup=False, highlight=False)  # fmt: skip
+    plans = deps.plan(chosen, ctx)
+    shown = out if dry_run else err
+    if dry_run or not quiet:
+        for w in warnings:
+            shown.print(f"warning: {printable(w, 400)}", markup=False, highlight=False)
+        for p in plans:
+            shown.print(p.line, markup=False, highlight=False, soft_wrap=True)
+    if dry_run:
+        if prune:
+            for ref in deps.prune(collection, plans, only, dry=True):
+                out.print(f"would prune {printable(ref, 200)}", markup=False, highlight=False)
+        todo = sum(1 for p in plans if not p.held)
+        out.print(f"{len(plans)} dependencies: {len(plans) - todo} held already, {todo} to "
+                  "fetch (dry run: nothing written)", markup=False, highlight=False)  # fmt: skip
+        return
+    todo = sum(1 for p in plans if not p.held)
+    try:
+        with progress_bar(not quiet and todo > 0) as bar:
+            ctx.progress = bar
+            bar("deps", 0, todo)
+
+            def done(outcome: Any, n: int, total: int) -> None:
+                bar("deps", n, total)
+
+            report = deps.run(plans, ctx, max_failures=max_failures, on_done=done)
+    except CogitaveError as e:
+        text = e.details.get("report")
+        if isinstance(text, str):
+            err.print(text, markup=False, highlight=False)
+        raise
+    report.warnings = warnings
+    if prune:
+        report.pruned = deps.prune(collection, plans, only)
+    for line in report.lines():
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
