@@ -23,36 +23,6 @@ from cogitave.indexing import SourceSpec
 from cogitave.printable import printable
 from cogitave.surfaces import cli_options as site
 from cogitave.surfaces import terminal
-from cogitave.surfaces.cli_options import (
-    AddOnlyOpt,
-    AllowOutsideOpt,
-    BaseUrlOpt,
-    CollectionOpt,
-    DebounceOpt,
-    DevOpt,
-    DryRunOpt,
-    EncoderOpt,
-    FormatOpt,
-    IndexProjectOpt,
-    IndexSourceArg,
-    JsonOpt,
-    LibrariesOpt,
-    LibraryOpt,
-    OnlyOpt,
-    PackOutputOpt,
-    PackRegistryOpt,
-    ProjectOpt,
-    PruneOpt,
-    QuietOpt,
-    RayOpt,
-    RegistryOpt,
-    ReplaceOpt,
-    SchemaOpt,
-    SettingsSetOpt,
-    SkipBadOpt,
-    SourceOpt,
-    VersionOpt,
-)
 from cogitave.surfaces.terminal import err, out, print_results, progress_bar
 
 if TYPE_CHECKING:
@@ -106,32 +76,26 @@ def _reader(collection: Path, project: Path | None, **kw: Any) -> Reader:
 
 @app.command()
 def index(
-    collection: CollectionOpt,
-    source: IndexSourceArg = None,
-    registry: RegistryOpt = None,
-    fmt: FormatOpt = "auto",
-    library: LibraryOpt = None,
-    version: VersionOpt = None,
-    replace: ReplaceOpt = False,
-    base_url: BaseUrlOpt = None,
-    allow_outside: AllowOutsideOpt = None,
-    schema: SchemaOpt = None,
-    skip_bad: SkipBadOpt = False,
-    name: SourceOpt = None,
-    add_only: AddOnlyOpt = False,
-    watch_: Annotated[
-        bool, typer.Option("--watch", help="Then keep the source in sync as files change.")
-    ] = False,
-    debounce: DebounceOpt = 300,
-    quiet: QuietOpt = False,
-    shards: Annotated[
-        int | None, typer.Option("--shards", help="Create a sharded collection of N shards.")
-    ] = None,
-    ray: RayOpt = None,
-    embed_actors: Annotated[
-        int, typer.Option("--embed-actors", help="Encoder actors of a --ray build.")
-    ] = 1,
-    encoder: EncoderOpt = None,
+    collection: site.CollectionOpt,
+    source: site.IndexSourceArg = None,
+    registry: site.RegistryOpt = None,
+    fmt: site.FormatOpt = "auto",
+    library: site.LibraryOpt = None,
+    version: site.VersionOpt = None,
+    replace: site.ReplaceOpt = False,
+    base_url: site.BaseUrlOpt = None,
+    allow_outside: site.AllowOutsideOpt = None,
+    schema: site.SchemaOpt = None,
+    skip_bad: site.SkipBadOpt = False,
+    name: site.SourceOpt = None,
+    add_only: site.AddOnlyOpt = False,
+    watch_: site.WatchOpt = False,
+    debounce: site.DebounceOpt = 300,
+    quiet: site.QuietOpt = False,
+    shards: site.ShardsOpt = None,
+    ray: site.RayOpt = None,
+    embed_actors: site.EmbedActorsOpt = 1,
+    encoder: site.EncoderOpt = None,
     scope: site.ScopeOpt = None,
     include: site.IncludeOpt = None,
     exclude: site.ExcludeOpt = None,
@@ -142,12 +106,12 @@ def index(
     rate: site.RateOpt = 10.0,
     all_languages: site.LanguagesOpt = False,
     max_time: site.MaxTimeOpt = 3600.0,
-    project: IndexProjectOpt = None,
-    dev: DevOpt = False,
-    only: OnlyOpt = None,
-    dry_run: DryRunOpt = False,
-    prune: PruneOpt = False,
-    set_: SettingsSetOpt = None,
+    project: site.IndexProjectOpt = None,
+    dev: site.DevOpt = False,
+    only: site.OnlyOpt = None,
+    dry_run: site.DryRunOpt = False,
+    prune: site.PruneOpt = False,
+    set_: site.SettingsSetOpt = None,
 ) -> None:
     """Sync SOURCE into the collection (created if absent): its new nodes are added, changed
     ones replaced, vanished ones deleted; nothing changed, no new root. A site is crawled
@@ -191,17 +155,17 @@ def index(
 @app.command()
 def watch(
     source: Annotated[str, typer.Argument(help="File or folder to keep in sync.")],
-    collection: CollectionOpt,
-    fmt: FormatOpt = "auto",
-    library: LibraryOpt = None,
-    version: VersionOpt = None,
-    base_url: BaseUrlOpt = None,
-    allow_outside: AllowOutsideOpt = None,
-    schema: SchemaOpt = None,
-    skip_bad: SkipBadOpt = False,
-    name: SourceOpt = None,
-    add_only: AddOnlyOpt = False,
-    debounce: DebounceOpt = 300,
+    collection: site.CollectionOpt,
+    fmt: site.FormatOpt = "auto",
+    library: site.LibraryOpt = None,
+    version: site.VersionOpt = None,
+    base_url: site.BaseUrlOpt = None,
+    allow_outside: site.AllowOutsideOpt = None,
+    schema: site.SchemaOpt = None,
+    skip_bad: site.SkipBadOpt = False,
+    name: site.SourceOpt = None,
+    add_only: site.AddOnlyOpt = False,
+    debounce: site.DebounceOpt = 300,
 ) -> None:
     """Sync SOURCE now, then again after every burst of file changes (Ctrl-C stops)."""
     where = indexing.locate_source(source)
@@ -213,14 +177,10 @@ def watch(
 
 @app.command()
 def delete(
-    collection: CollectionOpt,
-    uid: Annotated[list[str] | None, typer.Option("--uid", help="A node uid (repeatable).")] = None,
-    name: Annotated[
-        str | None, typer.Option("--source", help="Delete every node of this source.")
-    ] = None,
-    library: Annotated[
-        str | None, typer.Option("--library", help="Delete NAME@VERSION, or every version.")
-    ] = None,
+    collection: site.CollectionOpt,
+    uid: site.DeleteUidOpt = None,
+    name: site.DeleteSourceOpt = None,
+    library: site.DeleteLibraryOpt = None,
 ) -> None:
     """Delete nodes by uid, a whole source, or a library version, and publish a new root."""
     if sum(map(bool, (uid, name, library))) != 1:
@@ -229,7 +189,7 @@ def delete(
 
 
 @app.command()
-def compact(collection: CollectionOpt, quiet: QuietOpt = False) -> None:
+def compact(collection: site.CollectionOpt, quiet: site.QuietOpt = False) -> None:
     """Merge each dimension's vector segments into one, then publish a new root."""
     col = indexing.open_collection(collection)
     before = col.snapshot.manifest.vector_segments
@@ -246,42 +206,21 @@ def compact(collection: CollectionOpt, quiet: QuietOpt = False) -> None:
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="Query text.")],
-    collection: CollectionOpt,
+    collection: site.CollectionOpt,
     limit: Annotated[int | None, typer.Option("--limit", "-n")] = None,
     offset: int | None = None,
     mode: Annotated[str | None, typer.Option(help="planned | hybrid | bm25 | dense")] = None,
-    fmt: Annotated[
-        str,
-        typer.Option(
-            "--format",
-            help="text (breadcrumb, URL, snippet) | json | markdown (the agents' answer).",
-        ),
-    ] = "text",
+    fmt: site.SearchFormatOpt = "text",
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
-    max_tokens: Annotated[
-        int | None, typer.Option(help="Token budget of --format markdown (about 4 characters).")
-    ] = None,
-    path_prefix: Annotated[
-        str | None,
-        typer.Option(help="Only pages whose path or URL path starts with this (/tutorial/)."),
-    ] = None,
-    kind: Annotated[
-        list[str] | None, typer.Option("--kind", help="Only nodes of this kind (repeatable).")
-    ] = None,
-    group_by_page: Annotated[
-        bool | None,
-        typer.Option(
-            "--group-by-page/--no-group-by-page",
-            help="One hit per page (the default), or sections listed apart.",
-        ),
-    ] = None,
-    library: LibrariesOpt = None,
-    project: ProjectOpt = None,
+    max_tokens: site.MaxTokensOpt = None,
+    path_prefix: site.PathPrefixOpt = None,
+    kind: site.KindOpt = None,
+    group_by_page: site.GroupByPageOpt = None,
+    library: site.LibrariesOpt = None,
+    project: site.ProjectOpt = None,
     root: Annotated[str | None, typer.Option(help="A retained root id to read.")] = None,
-    ray: RayOpt = None,
-    partial: Annotated[
-        bool, typer.Option("--partial", help="Sharded: answer without shards that fail.")
-    ] = False,
+    ray: site.RayOpt = None,
+    partial: site.PartialOpt = False,
 ) -> None:
     """Search the collection."""
     from cogitave.service.args import SearchArgs
@@ -297,7 +236,7 @@ def search(
 
 
 @app.command()
-def roots(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
+def roots(collection: site.CollectionOpt, as_json: site.JsonOpt = False) -> None:
     """List the retained roots, newest first."""
     from cogitave.service import ops
 
@@ -310,7 +249,7 @@ def roots(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
 
 @app.command()
 def libraries(
-    collection: CollectionOpt, as_json: JsonOpt = False, project: ProjectOpt = None
+    collection: site.CollectionOpt, as_json: site.JsonOpt = False, project: site.ProjectOpt = None
 ) -> None:
     """List the libraries the collection holds: versions, pages, nodes, source, commit,
     indexed at; with --project, the version the project reads of each and how it was
@@ -326,10 +265,10 @@ def libraries(
 
 @app.command()
 def pack(
-    collection: CollectionOpt,
+    collection: site.CollectionOpt,
     library: Annotated[str, typer.Option("--library", help="NAME@VERSION to pack.")],
-    output: PackOutputOpt = None,
-    registry: PackRegistryOpt = None,
+    output: site.PackOutputOpt = None,
+    registry: site.PackRegistryOpt = None,
 ) -> None:
     """Write one library version as a portable pack (cogitave index FILE imports it), to a
     file (-o), into a registry folder (--registry: named in its index.json), or both."""
@@ -343,13 +282,13 @@ def pack(
 
 @app.command()
 def settings(
-    collection: CollectionOpt,
-    set_: SettingsSetOpt = None,
+    collection: site.CollectionOpt,
+    set_: site.SettingsSetOpt = None,
     file: Annotated[
         Path | None, typer.Option("--file", help="A settings TOML file: replaces them all.")
     ] = None,
-    as_json: JsonOpt = False,
-    quiet: QuietOpt = False,
+    as_json: site.JsonOpt = False,
+    quiet: site.QuietOpt = False,
 ) -> None:
     """Show the collection's settings; with --set or --file, publish them in a new root
     (nothing is re-indexed). --set encoder=NAME moves the collection to another encoder:
@@ -367,7 +306,7 @@ def settings(
 
 
 @app.command()
-def encoders(as_json: JsonOpt = False) -> None:
+def encoders(as_json: site.JsonOpt = False) -> None:
     """The sentence encoders this installation can use: name, width, pooling, length, prefix,
     graph, licence."""
     from cogitave.expand.embed import encoder_rows
@@ -380,7 +319,7 @@ def encoders(as_json: JsonOpt = False) -> None:
 
 
 @app.command()
-def verify(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
+def verify(collection: site.CollectionOpt, as_json: site.JsonOpt = False) -> None:
     """Check HEAD and every retained root (hashes, objects, indexes, counts); exit 1 if bad.
     A collection of libraries: LIBRARIES.json, every version's collection, the shared graph,
     and leftovers of killed writers, each problem with its repair."""
@@ -403,7 +342,7 @@ def verify(collection: CollectionOpt, as_json: JsonOpt = False) -> None:
 
 @app.command("eval")
 def eval_(
-    collection: CollectionOpt,
+    collection: site.CollectionOpt,
     queries: Annotated[
         Path,
         typer.Option(
@@ -423,11 +362,11 @@ def eval_(
             "urls without --qrels)",
         ),
     ] = "",
-    as_json: JsonOpt = False,
+    as_json: site.JsonOpt = False,
     group_by_page: Annotated[
         bool, typer.Option("--group-by-page", help="urls: one hit per page, as docs_search.")
     ] = False,
-    ray: RayOpt = None,
+    ray: site.RayOpt = None,
 ) -> None:
     """nDCG@10, recall@100 and MRR@10 of each system; with URL-graded questions (``--format
     urls``) MRR, Hit@1/3/5 and nDCG@5 over the pages of the top 5 hits, answer tokens, and of
@@ -473,7 +412,7 @@ def demo(
 
 @app.command()
 def serve(
-    collection: CollectionOpt,
+    collection: site.CollectionOpt,
     host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
     api_key: Annotated[
@@ -490,8 +429,8 @@ def serve(
     mcp_idle: Annotated[
         float, typer.Option(help="MCP over HTTP: seconds before an idle session closes.")
     ] = 300.0,
-    ray: RayOpt = None,
-    project: ProjectOpt = None,
+    ray: site.RayOpt = None,
+    project: site.ProjectOpt = None,
 ) -> None:
     """Serve REST, GraphQL (/graphql) and MCP (/mcp) over HTTP for one collection."""
     from cogitave.surfaces import http
@@ -516,7 +455,9 @@ def serve(
 
 
 @app.command("mcp")
-def mcp_(collection: CollectionOpt, ray: RayOpt = None, project: ProjectOpt = None) -> None:
+def mcp_(
+    collection: site.CollectionOpt, ray: site.RayOpt = None, project: site.ProjectOpt = None
+) -> None:
     """Serve the MCP tools over stdio (for an MCP client to launch)."""
     from cogitave.surfaces.mcp import run_stdio
 

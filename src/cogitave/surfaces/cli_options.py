@@ -203,3 +203,47 @@ LanguagesOpt = Annotated[
     bool,
     typer.Option("--all-languages", help="Site: crawl other languages' pages too (/fr/)."),
 ]
+
+# index, delete and search options
+WatchOpt = Annotated[
+    bool, typer.Option("--watch", help="Then keep the source in sync as files change.")
+]
+ShardsOpt = Annotated[
+    int | None, typer.Option("--shards", help="Create a sharded collection of N shards.")
+]
+EmbedActorsOpt = Annotated[
+    int, typer.Option("--embed-actors", help="Encoder actors of a --ray build.")
+]
+DeleteUidOpt = Annotated[list[str] | None, typer.Option("--uid", help="A node uid (repeatable).")]
+DeleteSourceOpt = Annotated[
+    str | None, typer.Option("--source", help="Delete every node of this source.")
+]
+DeleteLibraryOpt = Annotated[
+    str | None, typer.Option("--library", help="Delete NAME@VERSION, or every version.")
+]
+SearchFormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--format", help="text (breadcrumb, URL, snippet) | json | markdown (the agents' answer)."
+    ),
+]
+MaxTokensOpt = Annotated[
+    int | None, typer.Option(help="Token budget of --format markdown (about 4 characters).")
+]
+PathPrefixOpt = Annotated[
+    str | None,
+    typer.Option(help="Only pages whose path or URL path starts with this (/tutorial/)."),
+]
+KindOpt = Annotated[
+    list[str] | None, typer.Option("--kind", help="Only nodes of this kind (repeatable).")
+]
+GroupByPageOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--group-by-page/--no-group-by-page",
+        help="One hit per page (the default), or sections listed apart.",
+    ),
+]
+PartialOpt = Annotated[
+    bool, typer.Option("--partial", help="Sharded: answer without shards that fail.")
+]
