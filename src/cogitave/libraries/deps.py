@@ -74,11 +74,12 @@ class Planned:
         if self.held:
             return printable(f"{head}: held already", 600)
         if not self.candidates:
-            return printable(f"{head}: no source: {_reasons(self.skipped)}", 600)
+            reasons = _reasons(self.skipped) or "no step applies"
+            return printable(f"{head}: no source: {reasons}", 600)
         c = self.candidates[0]
         why = f"{c.step}: {c.why}"
-        if self.skipped:
-            why += f"; {_reasons(self.skipped)}"
+        if said := _reasons(self.skipped):  # why the places tried before it were not used
+            why += f"; {said}"
         return printable(f"{head}: from {c.where} ({why})", 600)
 
 
@@ -232,7 +233,7 @@ def _before(skip: NotHere, cand: Candidate, steps: Sequence[Step]) -> bool:
 
 def _reasons(skipped: Sequence[NotHere]) -> str:
     said = [f"{s.step}: {s.reason}" for s in skipped if s.reason != NOT_A_SOURCE]
-    return "; ".join(said) or "no step applies"
+    return "; ".join(said)
 
 
 # -- running ----------------------------------------------------------------------------------
