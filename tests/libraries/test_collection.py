@@ -214,3 +214,27 @@ def test_an_unknown_encoder_is_refused_before_the_folder_is_made(tmp_path: Path)
     with pytest.raises(EncoderError, match="unknown encoder"):
         LibraryCollection.create(tmp_path / "libs", encoder="no-such-encoder")
     assert not (tmp_path / "libs").exists()
+
+
+def test_a_project_without_a_lockfile_is_pinned_to_what_its_environment_runs(
+    libs: LibraryCollection, tmp_path: Path
+) -> None:
+    # The manifest gives a range both held versions fit; the project's .venv runs 1.0: that
+    # is the version read, exact, and where it came from is said.
+    project = tmp_path / "app"
+    site = project / ".venv" / "lib" / "python3.11" / "site-packages"
+    (site / "demo-1.0.dist-info").mkdir(parents=True)
+    (site / "demo-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: Demo\nVersion: 1.0\n"
+    )
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "app"\nversion = "0.1"\ndependencies = ["demo>=1.0"]\n'
+    )
+    try:
+        pins = libs.use_project(project)
+        row = next(r for r in pins.dependencies if r.library == "demo")
+        assert (row.version, row.match, row.wanted) == ("1.0", "exact", "1.0")
+        assert libs.pins["demo"].version == "1.0"
+    finally:
+        libs.pins.clear()
+        libs.excluded.clear()

@@ -47,6 +47,7 @@ from cogitave.errors import ConflictError, EncoderError, InputError, NotFoundErr
 from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name, load_encoder
 from cogitave.expand.models import recorded_graph
 from cogitave.libraries import layout
+from cogitave.libraries.environment import environment
 from cogitave.libraries.layout import LibrariesManifest, LibraryEntry, Pin, version_order
 from cogitave.libraries.names import check_version, library_key, resolve, split_ref
 from cogitave.libraries.packs import PackInfo, check_replace, install_root, unpack, write_pack
@@ -245,6 +246,7 @@ class LibraryCollection(Reader):
         gives nothing to pin (no manifest or lockfile, or no dependency held here) is a
         warning naming what was looked for."""
         deps = read_project(folder)
+        env = environment(folder)
         aliases = {
             library_key(k): library_key(v) for k, v in self.settings().libraries.aliases.items()
         }
@@ -253,6 +255,10 @@ class LibraryCollection(Reader):
         self.pins.clear()
         self.excluded.clear()
         for dep in deps.dependencies:
+            if dep.version is None:  # no lockfile pin: the version the environment runs
+                found = env.find(dep)
+                if found is not None and found.version:
+                    dep = replace_(dep, version=found.version, source=f"installed: {found.marker}")
             pkg = library_key(dep.name)
             key = aliases.get(pkg) or aliases.get(library_key(dep.key)) or pkg
             if key not in keys:
