@@ -14,6 +14,7 @@ Every lens gets the request's filter and ranks only the nodes it allows.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -130,6 +131,9 @@ def planned(ctx: QueryContext, prism: Prism) -> list[LensResult]:
             for c in reused
         ]
     pool = np.unique(np.concatenate([lens.nids for lens in lenses])) if lenses else None
+    symbol = symbol_lens(ctx, pool)
+    if symbol is not None:
+        lenses.append(symbol)
     # An exact dimension is matched for every routed one: its lens ranks nothing (every
     # match ties) but marks the pool's candidates, or supplies them when nothing else did.
     for p in prism.gated:
@@ -137,6 +141,45 @@ def planned(ctx: QueryContext, prism: Prism) -> list[LensResult]:
             among = pool if pool is not None and len(pool) else None
             lenses.append(exact_lens(port, f"exact:{p.dim}", p.dim, p.stems, among, where))
     return lenses
+
+
+SYMBOL_WEIGHT = 4.0
+"""The symbol lens's RRF weight: a name typed whole outweighs two lenses' worth of words (its
+neighbours, ``Client.get`` and ``USE_CLIENT_DEFAULT``, top both word lenses with their
+score evidence)."""
+_SYMBOL = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
+def symbol_lens(ctx: QueryContext, pool: np.ndarray | None) -> LensResult | None:
+    """A query that is one dotted name (``httpx.Client``, ``pathlib.Path.read_text()``): the
+    candidates named exactly that (their title, or their uid within its library), as a lens
+    of their own. Without it an agent asking for ``httpx.Client`` got
+    ``httpx.USE_CLIENT_DEFAULT`` first (the same words, and more of them). Read among the
+    pool the other lenses found, so filters hold and nothing is scanned."""
+    text = ctx.req.query.strip().removesuffix("()")
+    if pool is None or not len(pool) or not _SYMBOL.fullmatch(text):
+        return None
+    t0 = time.perf_counter()
+    facts = ctx.port.node_facts(pool.tolist())
+    named = [
+        int(nid)
+        for nid, f in zip(pool.tolist(), facts, strict=True)
+        if f.title == text or f.uid.rpartition(":")[2] == text
+    ]
+    if not named:
+        return None
+    nids = np.asarray(named, np.uint64)
+    nids = nids[np.argsort(ctx.port.uid_rank(nids), kind="stable")]
+    return LensResult(
+        "symbol",
+        "exact",
+        nids,
+        np.ones(len(nids), np.float32),
+        depth=len(nids),
+        ms=ms_since(t0),
+        weight=SYMBOL_WEIGHT,
+        info={"symbol": text, "tied": True},
+    )
 
 
 def _bm25_anchor(ctx: QueryContext, prism: Prism, depth: int) -> LensResult:
