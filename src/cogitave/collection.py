@@ -20,7 +20,6 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,6 @@ from cogitave import opening
 from cogitave.config import Settings
 from cogitave.errors import ConflictError, EncoderError, InputError, NotFoundError
 from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name, check_identity, load_encoder
-from cogitave.libraries.layout import LibraryEntry
 from cogitave.nodes import Node
 from cogitave.publish import Progress, Published, configure, empty_manifest, publish, reembed
 from cogitave.publish import sync as sync_source
@@ -74,6 +72,18 @@ class _Snapshots:
 
     def library_name(self) -> str:
         return library_name(self.store, self.snapshot)
+
+    def library_details(self) -> tuple[str | None, str, str | None]:
+        found = recorded_identity(self.store, self.snapshot)
+        if found is None:
+            return None, "", None
+        source, ident = found
+        version, commit = ident.get("version"), ident.get("commit")
+        return (
+            version if isinstance(version, str) and version else None,
+            source,
+            commit if isinstance(commit, str) and commit else None,
+        )
 
     def namespaces(self, libraries: Sequence[str] | None) -> tuple[str, ...] | None:
         if libraries:
@@ -272,25 +282,6 @@ class Collection(Reader):
     def sources(self) -> dict[str, int]:
         """Sources recorded in the current root: name -> number of nodes."""
         return source_sizes(self.snapshot.manifest)
-
-    def libraries(self) -> list[LibraryEntry]:
-        """The one library this collection holds: its name, version and commit as the
-        source's metadata gave them when indexed (``latest`` when it gave no version)."""
-        (entry,) = super().libraries()
-        found = recorded_identity(self.store, self.snapshot)
-        if found is None:
-            return [entry]
-        source, ident = found
-        version = ident.get("version")
-        commit = ident.get("commit")
-        return [
-            replace(
-                entry,
-                version=version if isinstance(version, str) and version else entry.version,
-                source=source,
-                commit=commit if isinstance(commit, str) and commit else None,
-            )
-        ]
 
     def source_object(self, source: str, key: str) -> bytes | None:
         """The object ``key`` (``state``, ``report``) kept with ``source`` in the current root."""

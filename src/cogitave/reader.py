@@ -114,6 +114,11 @@ class Ports(Protocol):
         """The name of the one library a reader of no libraries holds."""
         ...
 
+    def library_details(self) -> tuple[str | None, str, str | None]:
+        """(version, source, commit) of that one library as its source's metadata gave them
+        when indexed (None, "", None where it gave none)."""
+        ...
+
     def namespaces(self, libraries: Sequence[str] | None) -> tuple[str, ...] | None:
         """The library versions (``name@version``) a read of ``libraries`` covers, in order
         (None: a reader of no libraries, whose uids have no namespace)."""
@@ -177,14 +182,18 @@ class Reader:
 
     def libraries(self) -> list[LibraryEntry]:
         """The library versions this reader holds (a collection made without libraries: one,
-        named from its source, at ``latest``)."""
+        named, versioned and sourced as its source's metadata gave them, else from its source
+        at ``latest``)."""
         port = self._ports.current()
+        version, source, commit = self._ports.library_details()
         return [
             LibraryEntry(
                 name=self._ports.library_name(),
-                version="latest",
+                version=version or "latest",
                 dir="",
                 root=port.root,
+                source=source,
+                commit=commit,
                 nodes=port.live_count,
                 pages=port.graph.count_by_kind().get("page", 0),
             )

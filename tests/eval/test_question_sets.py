@@ -21,7 +21,9 @@ def test_the_sets_are_there() -> None:
 @pytest.mark.parametrize("path", SETS, ids=lambda p: p.stem)
 def test_every_question_has_an_answering_page_and_must_contain(path: Path) -> None:
     qs = read_url_questions(path)
-    assert len(qs) >= 30
+    # a collection's own set holds 30 or more; its extra sets (``fastapi-errors``) are
+    # counted together in tests/bench/test_docs_quality.py
+    assert len(qs) >= (30 if "-" not in path.stem else 10)
     for q in qs:
         assert max(q.grades.values()) >= 2, q.qid
         assert q.must_contain, q.qid

@@ -38,6 +38,9 @@ class _ViewPorts:
     def library_name(self) -> str:
         return self.name
 
+    def library_details(self) -> tuple[str | None, str, str | None]:
+        return None, "", None
+
     def namespaces(self, libraries: Sequence[str] | None) -> tuple[str, ...] | None:
         if libraries:
             raise NotFoundError("a sharded collection holds no libraries to choose from")

@@ -136,6 +136,9 @@ class _LibraryPorts:
     def library_name(self) -> str:
         return self.owner.path.resolve().name
 
+    def library_details(self) -> tuple[str | None, str, str | None]:
+        return None, "", None
+
     def namespaces(self, libraries: Sequence[str] | None) -> tuple[str, ...] | None:
         return tuple(e.ref for e in self.owner.select(libraries))
 
