@@ -448,7 +448,7 @@ def main() -> None:
             shutil.rmtree(tmp, ignore_errors=True)
         print(text)
         if args.write:
-            from bench._machine import machine_line, write_section
+            from _machine import machine_line, write_section
 
             head, rest = text.strip().split("\n", 1)
             write_section("load-unseen", f"{head}\n\n{machine_line()}\n{rest}")
@@ -497,7 +497,7 @@ def main() -> None:
         return
     print(text)
     if args.write:
-        from bench._machine import machine_line, write_section
+        from _machine import machine_line, write_section
 
         head, rest = text.strip().split("\n", 1)
         write_section("load", f"{head}\n\n{machine_line()}\n{rest}")
