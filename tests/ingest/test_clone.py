@@ -121,3 +121,21 @@ def test_index_a_repository_then_resync(
     assert entry.commit == new
     lib = json.loads((col / "LIBRARIES.json").read_text())
     assert lib["libraries"][0]["commit"] == new
+
+
+def test_a_remote_cannot_redirect_git_elsewhere(tmp_path: Path) -> None:
+    # A repository URL (from a package index's metadata, say) whose server answers git with
+    # a redirect to another address: git does not follow it, and the other server sees
+    # nothing.
+    from tests.ingest.web.helpers import Route, serve
+
+    with serve({}) as target:
+        moved = target.url + "/repo.git/info/refs"
+
+        def redirect(handler: object) -> tuple[int, dict[str, str], bytes]:
+            return 302, {"Location": moved}, b""
+
+        routes = {"/repo.git/info/refs": Route(b"", answer=redirect)}
+        with serve(routes) as origin, pytest.raises(IngestError):
+            checkout(GitSource(origin.url + "/repo.git"), cache=tmp_path / "cache")
+        assert sum(target.hits.values()) == 0

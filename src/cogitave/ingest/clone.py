@@ -35,6 +35,9 @@ _SAFE_CONFIG = (
     "core.protectNTFS=true", "core.protectHFS=true", "protocol.ext.allow=never",
     "protocol.file.allow=always", "submodule.recurse=false", "advice.detachedHead=false",
     "init.defaultBranch=main", "transfer.fsckObjects=true", "gc.auto=0",
+    # a remote may not send git elsewhere (a private address) by an HTTP redirect: a moved
+    # repository is given by its new URL
+    "http.followRedirects=false",
 )  # fmt: skip
 _SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 
