@@ -59,6 +59,7 @@ SECTIONS = (
     "concurrency",
     "load",
     "load-unseen",
+    "project_deps",
     "filters",
     "libraries",
     "crawl",
