@@ -419,6 +419,7 @@ return {
   hrefs: [...d.querySelectorAll("a")].map((a) => a.getAttribute("href")),
   code: [...d.querySelectorAll("pre code")].map((c) => [c.className, c.textContent]),
   tags: [...d.children].map((c) => c.tagName.toLowerCase()),
+  copies: d.querySelectorAll(".code-box > button.copy + pre > code").length,
 };
 """
 
@@ -436,7 +437,8 @@ def test_node_content_renders_as_markdown_without_raw_html(browser: Any, server:
     assert "title: x" not in out["text"]  # front matter dropped
     assert out["hrefs"] == ["https://example.org/two", "../other/"]  # javascript: dropped
     assert out["code"] == [["language-python", "x = '<b>'"]]
-    assert out["tags"][:3] == ["h4", "p", "p"] and "ul" in out["tags"] and "pre" in out["tags"]
+    assert out["tags"][:3] == ["h4", "p", "p"] and "ul" in out["tags"]
+    assert out["tags"][-1] == "div" and out["copies"] == 1  # the code block and its copy button
 
 
 @pytest.mark.parametrize(
@@ -517,8 +519,10 @@ def libs_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("libs") / "deps"
     lib = LibraryCollection.create(path, encoder=None)
     for name, version in (("demo", "1.0"), ("demo", "2.0"), ("other", "0.3")):
-        lib.sync_library(name, version, lib_page(version, name), schema=SCHEMA,
-                         source=f"/src/{name}-{version}", commit=f"{name}{version}".ljust(40, "0"))  # fmt: skip
+        commit = f"{name}{version}".ljust(40, "0")
+        source = f"/src/{name}-{version}"
+        pages = lib_page(version, name)
+        lib.sync_library(name, version, pages, schema=SCHEMA, source=source, commit=commit)
     return path
 
 
@@ -595,7 +599,7 @@ def test_picking_a_version_changes_what_a_search_returns(browser: Any, libs_serv
         lambda d: {e.text for e in css(d, "#results .lib-label")} == {"demo@1.0", "other@0.3"},
         "hits of demo 1.0",
     )
-    demo_hit = [e for e in css(browser, "#results .hit-lib") if "demo@1.0" in e.text][0]
+    demo_hit = next(e for e in css(browser, "#results .hit-lib") if "demo@1.0" in e.text)
     assert "exact" in demo_hit.text and "/src/demo-1.0" in demo_hit.text
     assert "Widget setup 1.0" in text_of(browser, "#results .hit-open")
     # leave a library out: only the other one answers

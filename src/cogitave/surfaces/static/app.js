@@ -366,6 +366,10 @@ function age(iso) {
   return `${Math.round(s / 86400)} days ago`;
 }
 
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
 function when(iso) {
   if (!iso) return "—";
   const a = age(iso);
@@ -429,7 +433,7 @@ function libraryRow(lib, choosing) {
         ["source", v.source ? el("code", { text: v.source }) : "—"],
         ["commit", v.commit ? el("code", { title: v.commit, text: v.commit.slice(0, 12) }) : "—"],
         ["indexed", when(v.indexed_at)],
-        ["size", `${v.pages ?? 0} pages · ${v.nodes ?? 0} nodes`],
+        ["size", `${plural(v.pages ?? 0, "page")} · ${plural(v.nodes ?? 0, "node")}`],
       ]),
     );
     const pinned = versions.find((x) => x.version_match);
