@@ -21,9 +21,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from cogitave.collection import Collection
+from cogitave.libraries.collection import LibraryCollection
+from cogitave.nodes import Node
+from cogitave.reader import Reader
 from cogitave.schema import EDGE_LABELS
 from cogitave.surfaces.http import STATIC_DIR, bind, create_app
-from tests.conftest import IN_CI
+from tests.conftest import IN_CI, SCHEMA
 from tests.helpers import BASE_URL, docs_collection
 
 CHROMIUM = os.environ.get("COGITAVE_CHROMIUM", "/usr/bin/chromium")
@@ -107,7 +110,7 @@ class LiveServer:
     the kernel queues the first connections until the server accepts them, so nothing waits
     for it to start."""
 
-    def __init__(self, col: Collection, api_key: str | None = None) -> None:
+    def __init__(self, col: Reader, api_key: str | None = None) -> None:
         import uvicorn
 
         self.sock = bind("127.0.0.1", 0)
@@ -416,6 +419,7 @@ return {
   hrefs: [...d.querySelectorAll("a")].map((a) => a.getAttribute("href")),
   code: [...d.querySelectorAll("pre code")].map((c) => [c.className, c.textContent]),
   tags: [...d.children].map((c) => c.tagName.toLowerCase()),
+  copies: d.querySelectorAll(".code-box > button.copy + pre > code").length,
 };
 """
 
@@ -433,7 +437,8 @@ def test_node_content_renders_as_markdown_without_raw_html(browser: Any, server:
     assert "title: x" not in out["text"]  # front matter dropped
     assert out["hrefs"] == ["https://example.org/two", "../other/"]  # javascript: dropped
     assert out["code"] == [["language-python", "x = '<b>'"]]
-    assert out["tags"][:3] == ["h4", "p", "p"] and "ul" in out["tags"] and "pre" in out["tags"]
+    assert out["tags"][:3] == ["h4", "p", "p"] and "ul" in out["tags"]
+    assert out["tags"][-1] == "div" and out["copies"] == 1  # the code block and its copy button
 
 
 @pytest.mark.parametrize(
@@ -461,7 +466,7 @@ def test_a_link_is_read_as_a_browser_reads_it(browser: Any, server: str, target:
 
 
 def test_the_page_shows_when_the_root_changed(browser: Any, tmp_path: Path) -> None:
-    from tests.conftest import SCHEMA, make_nodes
+    from tests.conftest import make_nodes
 
     live = Collection.create(tmp_path / "col", SCHEMA, encoder=None)
     live.add(make_nodes(20))
@@ -483,3 +488,180 @@ def test_the_page_shows_when_the_root_changed(browser: Any, tmp_path: Path) -> N
             assert rid[:12] in line
     finally:
         live.unfollow()
+
+
+# -- a collection of libraries: the libraries panel, versions, pins, the agent's answer ----------
+
+SCRIPT = "<script>window.__injected = 1</script>"
+
+
+def lib_page(version: str, library: str) -> list[Node]:
+    """One page of ``library`` at ``version``: Markdown with emphasis, inline code, a fenced
+    Python block and a script tag that must stay text."""
+    body = f"Install **widget** with `pip install {library}=={version}` then {SCRIPT} it."
+    content = (
+        f"# Widget setup {version}\n\n{body}\n\n"
+        f"```python\nimport widget\nwidget.register({version!r})\n```\n"
+    )
+    return [
+        Node(
+            uid="guide/setup",
+            kind="page",
+            dims={"title": f"Widget setup {version}", "body": body},
+            content=content,
+            meta={"url": "/guide/setup/"},
+        )
+    ]
+
+
+@pytest.fixture(scope="module")
+def libs_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("libs") / "deps"
+    lib = LibraryCollection.create(path, encoder=None)
+    for name, version in (("demo", "1.0"), ("demo", "2.0"), ("other", "0.3")):
+        commit = f"{name}{version}".ljust(40, "0")
+        source = f"/src/{name}-{version}"
+        pages = lib_page(version, name)
+        lib.sync_library(name, version, pages, schema=SCHEMA, source=source, commit=commit)
+    return path
+
+
+@pytest.fixture(scope="module")
+def libs_server(libs_path: Path) -> Iterator[str]:
+    with LiveServer(LibraryCollection.open(libs_path)) as s:
+        yield s.url
+
+
+def until(driver: Any, check: Callable[[Any], Any], what: str) -> Any:
+    """selenium's explicit wait on a DOM condition, saying what it waited for."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,))
+    return wait.until(check, f"timed out waiting for {what}")
+
+
+def libraries_shown(driver: Any, url: str, count: int) -> None:
+    driver.get(url + "/")
+    until(driver, lambda d: d.execute_script("return document.body.dataset.libraries"), "libs")
+    until(driver, lambda d: len(css(d, "#libs .lib")) == count, f"{count} libraries")
+
+
+def search_for(driver: Any, query: str, labels: set[str]) -> list[str]:
+    """Search and wait for hits labelled exactly ``labels``; the labels in page order."""
+    type_query(driver, query)
+    until(
+        driver,
+        lambda d: (
+            d.execute_script("return document.body.dataset.searchState") == "done"
+            and {e.text for e in css(d, "#results .lib-label")} == labels
+        ),
+        f"hits of {sorted(labels)}",
+    )
+    return [e.text for e in css(driver, "#results .lib-label")]
+
+
+def test_the_libraries_panel_lists_versions_with_provenance(
+    browser: Any, libs_server: str, tmp_path: Path
+) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    libraries_shown(browser, libs_server, 2)
+    rows = {e.get_attribute("data-key"): e for e in css(browser, "#libs .lib")}
+    assert set(rows) == {"demo", "other"}
+    demo = Select(css(browser, "#libs .lib[data-key='demo'] select.lib-version")[0])
+    assert [o.get_attribute("value") for o in demo.options] == ["2.0", "1.0"]
+    assert demo.first_selected_option.get_attribute("value") == "2.0"  # the newest held
+    assert "newest" in demo.first_selected_option.text
+    text = rows["demo"].text
+    assert "/src/demo-2.0" in text and "demo2.000000" in text  # the commit, shortened
+    assert re.search(r"indexed\s+20\d\d-\d\d-\d\d \S+ \((just now|.* ago)\)", text), text
+    demo.select_by_value("1.0")
+    until(browser, lambda d: "/src/demo-1.0" in rows["demo"].text, "the 1.0 provenance")
+    other = css(browser, "#libs .lib[data-key='other'] select.lib-version")[0]
+    assert not other.is_enabled()  # one version held: nothing to choose
+    assert css(browser, "#libs-pane")[0].is_displayed()
+    browser.save_screenshot(str(tmp_path / "libraries.png"))
+
+
+def test_picking_a_version_changes_what_a_search_returns(browser: Any, libs_server: str) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    libraries_shown(browser, libs_server, 2)
+    assert sorted(search_for(browser, "widget", {"demo@2.0", "other@0.3"})) == [
+        "demo@2.0",
+        "other@0.3",
+    ]
+    assert "newest held" in text_of(browser, "#results .hit-lib")
+    Select(css(browser, "#libs .lib[data-key='demo'] select.lib-version")[0]).select_by_value("1.0")
+    until(
+        browser,
+        lambda d: {e.text for e in css(d, "#results .lib-label")} == {"demo@1.0", "other@0.3"},
+        "hits of demo 1.0",
+    )
+    demo_hit = next(e for e in css(browser, "#results .hit-lib") if "demo@1.0" in e.text)
+    assert "exact" in demo_hit.text and "/src/demo-1.0" in demo_hit.text
+    assert "Widget setup 1.0" in text_of(browser, "#results .hit-open")
+    # leave a library out: only the other one answers
+    css(browser, "#libs .lib[data-key='other'] input.lib-on")[0].click()
+    until(
+        browser,
+        lambda d: {e.text for e in css(d, "#results .lib-label")} == {"demo@1.0"},
+        "hits of demo 1.0 alone",
+    )
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / "libraries-search.png"))
+
+
+def test_a_pinned_project_shows_its_pins(browser: Any, libs_path: Path, tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "requirements.txt").write_text("demo==1.5\n")  # not held: 1.0 is the nearest
+    reader = LibraryCollection.open(libs_path)
+    reader.use_project(app)
+    with LiveServer(reader) as s:
+        libraries_shown(browser, s.url, 2)
+        pin = text_of(browser, "#libs .lib[data-key='demo'] .lib-pin")
+        assert "project wants 1.5" in pin and "reads 1.0" in pin and "nearest" in pin
+        selected = css(browser, "#libs .lib[data-key='demo'] select.lib-version option:checked")
+        assert selected[0].get_attribute("value") == "1.0" and "pinned" in selected[0].text
+        # the project reads its own libraries only: other is read only when chosen
+        assert "not read unless chosen" in text_of(browser, "#libs .lib[data-key='other']")
+        search_for(browser, "widget", {"demo@1.0"})
+        assert "nearest to 1.5" in text_of(browser, "#results .hit-lib")
+        browser.save_screenshot(str(tmp_path / "pins.png"))
+
+
+def test_the_agent_answer_is_rendered_markdown_with_copyable_code(
+    browser: Any, libs_server: str
+) -> None:
+    libraries_shown(browser, libs_server, 2)
+    search_for(browser, "widget", {"demo@2.0", "other@0.3"})
+    results = text_of(browser, "#results")
+    assert "**" not in results and "`" not in results  # snippets rendered, not raw
+    assert SCRIPT in results  # a script in a node's text is text
+    css(browser, "#answer-box > summary")[0].click()
+    until(browser, lambda d: css(d, "#answer .code-box button.copy"), "a code block")
+    answer = text_of(browser, "#answer")
+    assert "**" not in answer and "`" not in answer
+    assert "widget" in text_of(browser, "#answer strong")
+    assert SCRIPT in answer
+    code = css(browser, "#answer pre code.language-python")
+    assert code and "widget.register(" in code[0].text
+    assert browser.execute_script("return document.querySelectorAll('#answer script').length") == 0
+    assert browser.execute_script("return window.__injected") is None  # never executed
+    button = css(browser, "#answer .code-box button.copy")[0]
+    button.click()
+    until(browser, lambda d: button.get_attribute("data-copied"), "the copy")
+    assert button.text in ("copied", "selected: Ctrl+C")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / "agent-answer.png"))
+
+
+def test_a_plain_collection_has_a_one_library_panel(browser: Any, server: str) -> None:
+    libraries_shown(browser, server, 1)
+    assert not css(browser, "#libs input.lib-on")  # nothing to leave out
+    assert not css(browser, "#libs select.lib-version")[0].is_enabled()
+    type_query(browser, "install")
+    until(browser, lambda d: css(d, "#results .hit"), "results")
+    assert not css(browser, "#results .hit-lib")  # a plain collection's hits name no library

@@ -39,6 +39,9 @@ const state = {
   nodeSeq: 0,
   root: null, // the root the server answered from at the last look
   rootChange: null, // { from, at } when the server moved to another root
+  libs: [], // the libraries held (GET /libraries), each with the version chosen here
+  libWarnings: [],
+  lastBody: null, // the body of the last search (the agent answer asks the same)
 };
 
 const $ = (id) => document.getElementById(id);
@@ -152,8 +155,7 @@ function markdown(text) {
         i += 1;
       }
       i += 1;
-      const code = el("code", fence[2] ? { class: `language-${fence[2]}` } : {}, body.join("\n"));
-      frag.append(el("pre", { class: "md-code", tabindex: "0", dataset: { lang: fence[2] || "" } }, code));
+      frag.append(codeBlock(body.join("\n"), fence[2]));
       continue;
     }
     const heading = line.match(/^(#{1,6})\s+(.*?)\s*#*\s*$/);
@@ -190,6 +192,38 @@ function markdown(text) {
     }
   }
   return frag;
+}
+
+/** A fenced code block with a button that copies its text. */
+function codeBlock(text, lang) {
+  const code = el("code", lang ? { class: `language-${lang}` } : {}, text);
+  const pre = el("pre", { class: "md-code", tabindex: "0", dataset: { lang: lang || "" } }, code);
+  const button = el("button", {
+    type: "button",
+    class: "copy small",
+    text: "copy",
+    "aria-label": lang ? `copy the ${lang} code` : "copy the code",
+    onclick: () => copyText(text, pre, button),
+  });
+  return el("div", { class: "code-box" }, button, pre);
+}
+
+/** Copy ``text`` to the clipboard; where the clipboard is refused, select the code instead
+ * so that Ctrl+C copies it. The button says which happened. */
+async function copyText(text, pre, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = "copied";
+    button.dataset.copied = "clipboard";
+  } catch {
+    const range = document.createRange();
+    range.selectNodeContents(pre);
+    const sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+    button.textContent = "selected: Ctrl+C";
+    button.dataset.copied = "selected";
+  }
 }
 
 /**
@@ -312,14 +346,219 @@ function askForKey() {
   $("root-line").textContent = "this server needs an API key: enter it under “API key”";
 }
 
+/* ---- libraries: what the collection holds, the version chosen per library ---------------- */
+
+/** How a version was chosen, in words (as the server's Markdown says it). */
+function choiceText(match, wanted) {
+  if (!match || match === "default") return "newest held";
+  if (match === "exact" || !wanted) return match;
+  return `${match} to ${wanted}`;
+}
+
+/** "3 h ago" from an ISO time; "" when there is none. */
+function age(iso) {
+  const t = Date.parse(iso || "");
+  if (!Number.isFinite(t)) return "";
+  const s = Math.max(0, (Date.now() - t) / 1000);
+  if (s < 90) return "just now";
+  if (s < 5400) return `${Math.round(s / 60)} min ago`;
+  if (s < 129600) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} days ago`;
+}
+
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function when(iso) {
+  if (!iso) return "—";
+  const a = age(iso);
+  return `${iso.slice(0, 19).replace("T", " ")}${a ? ` (${a})` : ""}`;
+}
+
+async function loadLibraries() {
+  let data;
+  try {
+    data = await api("GET", "/libraries");
+  } catch (e) {
+    if (e.status !== 401) clear($("libs-warnings"), errorBox(e));
+    return;
+  }
+  state.libWarnings = data.warnings || [];
+  state.libs = (data.libraries || []).map((lib) => {
+    const versions = lib.versions || [];
+    const def = versions.find((v) => v.default) || versions.find((v) => v.version_match) || versions[0];
+    const defaultOn = versions.some((v) => v.default);
+    return { ...lib, defaultVersion: def?.version, version: def?.version, defaultOn, on: defaultOn };
+  });
+  renderLibraries();
+  document.body.dataset.libraries = String(state.libs.length);
+}
+
+/** The REST ``library`` argument: null while every library reads its default version (the
+ * server's choice, pins included); else the libraries ticked, each by key when at its default
+ * version, as key@version when another was picked. */
+function libraryArg() {
+  const libs = state.libs;
+  if (!libs.length) return null;
+  if (libs.every((l) => l.on === l.defaultOn && (!l.on || l.version === l.defaultVersion))) return null;
+  return libs
+    .filter((l) => l.on)
+    .map((l) => (l.defaultOn && l.version === l.defaultVersion ? l.key : `${l.key}@${l.version}`));
+}
+
+function renderLibraries() {
+  const pane = $("libs-pane");
+  const libs = state.libs;
+  pane.hidden = libs.length === 0;
+  clear(
+    $("libs-warnings"),
+    state.libWarnings.map((w) => el("p", { class: "warn-line", role: "note" }, badge("project", "warn"), " ", w)),
+  );
+  const list = clear($("libs"));
+  const choosing = libs.length > 1;
+  for (const lib of libs) list.append(libraryRow(lib, choosing));
+}
+
+function libraryRow(lib, choosing) {
+  const id = `lib-${lib.key.replace(/[^\w-]/g, "_")}`;
+  const versions = lib.versions || [];
+  const prov = el("div", { class: "lib-prov" });
+  const pin = el("div", { class: "lib-pin" });
+  const show = () => {
+    const v = versions.find((x) => x.version === lib.version) || versions[0] || {};
+    clear(
+      prov,
+      kv([
+        ["source", v.source ? el("code", { text: v.source }) : "—"],
+        ["commit", v.commit ? el("code", { title: v.commit, text: v.commit.slice(0, 12) }) : "—"],
+        ["indexed", when(v.indexed_at)],
+        ["size", `${plural(v.pages ?? 0, "page")} · ${plural(v.nodes ?? 0, "node")}`],
+      ]),
+    );
+    const pinned = versions.find((x) => x.version_match);
+    clear(
+      pin,
+      pinned
+        ? el(
+            "p",
+            { class: "pin" },
+            badge(pinned.version_match, `pin-${pinned.version_match}`),
+            ` project wants ${pinned.wanted ?? pinned.version} · reads ${pinned.version}`,
+          )
+        : null,
+      lib.project ? el("p", { class: "pin-note muted", text: `project: ${lib.project}` }) : null,
+    );
+  };
+  const select = el(
+    "select",
+    { id: `${id}-version`, class: "lib-version", "aria-label": `${lib.name} version`, disabled: versions.length < 2 },
+    versions.map((v, i) => {
+      const marks = [];
+      if (v.version_match) marks.push(`pinned, ${v.version_match}`);
+      else if (v.default) marks.push("default");
+      if (i === 0) marks.push("newest");
+      return el("option", {
+        value: v.version,
+        text: marks.length ? `${v.version} (${marks.join(", ")})` : v.version,
+        selected: v.version === lib.version,
+      });
+    }),
+  );
+  select.addEventListener("change", () => {
+    lib.version = select.value;
+    show();
+    schedule(0);
+  });
+  const tick = choosing
+    ? el("input", { type: "checkbox", id: `${id}-on`, class: "lib-on", checked: lib.on })
+    : null;
+  if (tick) {
+    tick.addEventListener("change", () => {
+      lib.on = tick.checked;
+      schedule(0);
+    });
+  }
+  show();
+  return el(
+    "li",
+    { class: "lib", dataset: { key: lib.key } },
+    el(
+      "div",
+      { class: "lib-head" },
+      tick,
+      el("label", { for: tick ? `${id}-on` : `${id}-version`, class: "lib-name", text: lib.name }),
+      el("label", { for: `${id}-version`, class: "inline", text: "version" }),
+      select,
+      lib.defaultOn ? null : badge("not read unless chosen", "warn"),
+    ),
+    pin,
+    prov,
+  );
+}
+
+/** A hit's library version and how it was chosen (a collection of libraries). */
+function hitLibrary(hit) {
+  const p = hit.provenance;
+  if (!p) return null;
+  const where = [p.source, p.commit ? `commit ${p.commit.slice(0, 12)}` : ""].filter(Boolean).join(" @ ");
+  return el(
+    "p",
+    { class: "hit-lib" },
+    el("code", { class: "lib-label", text: p.library }),
+    " ",
+    badge(choiceText(p.version_match, p.wanted), `choice choice-${p.version_match}`),
+    where ? el("span", { class: "meta", text: ` ${where}` }) : null,
+  );
+}
+
+/* ---- the answer as an agent reads it (POST /search?format=markdown) ---------------------- */
+
+async function loadAnswer(mine = state.seq) {
+  const box = $("answer");
+  const body = state.lastBody;
+  if (!body) {
+    clear(box, el("p", { class: "muted", text: "Search, then open this to read the answer an agent gets." }));
+    return;
+  }
+  box.setAttribute("aria-busy", "true");
+  document.body.dataset.answerState = "loading";
+  const headers = { Accept: "text/markdown", "Content-Type": "application/json" };
+  if (state.key) headers.Authorization = `Bearer ${state.key}`;
+  try {
+    const resp = await fetch("/search?format=markdown", { method: "POST", headers, body: JSON.stringify(body) });
+    if (!resp.ok) {
+      let data = null;
+      try {
+        data = await resp.json();
+      } catch {
+        data = null;
+      }
+      throw new ApiError(resp.status, data?.error);
+    }
+    const text = await resp.text();
+    if (mine !== state.seq) return;
+    clear(box, el("div", { class: "content md answer-md" }, markdown(text)));
+    document.body.dataset.answerState = "done";
+  } catch (e) {
+    if (mine === state.seq) clear(box, errorBox(e));
+    document.body.dataset.answerState = "error";
+  } finally {
+    box.removeAttribute("aria-busy");
+  }
+}
+
 /* ---- search ----------------------------------------------------------------------------- */
 
 function params() {
-  return {
+  const out = {
     limit: Number($("limit").value),
     mode: $("mode").value,
     backfill: $("backfill").checked,
   };
+  const library = libraryArg();
+  if (library) out.library = library;
+  return out;
 }
 
 function schedule(delay = DEBOUNCE_MS) {
@@ -336,11 +575,21 @@ async function runSearch() {
   syncUrl();
   if (!query.trim()) {
     state.last = null;
+    state.lastBody = null;
     clear($("results"));
     $("results-empty").hidden = false;
     $("results-empty").textContent = "Type a query to search.";
     $("status").textContent = "";
     document.body.dataset.searchState = "idle";
+    return;
+  }
+  if (state.libs.length && !state.libs.some((l) => l.on)) {
+    state.last = null;
+    clear($("results"));
+    $("results-empty").hidden = false;
+    $("results-empty").textContent = "No library chosen: tick one in the libraries panel.";
+    $("status").textContent = "";
+    document.body.dataset.searchState = "done";
     return;
   }
   const controller = new AbortController();
@@ -349,9 +598,12 @@ async function runSearch() {
   $("results").setAttribute("aria-busy", "true");
   $("status").textContent = "searching…";
   try {
-    const data = await api("POST", "/search", { query, ...params() }, controller.signal);
+    const body = { query, ...params() };
+    const data = await api("POST", "/search", body, controller.signal);
     if (mine !== state.seq) return; // a newer query was typed meanwhile: drop this answer
+    state.lastBody = body;
     renderSearch(query, data);
+    if ($("answer-box").open) loadAnswer(mine);
     document.body.dataset.searchState = "done";
   } catch (e) {
     if (e.name === "AbortError" || mine !== state.seq) return;
@@ -464,7 +716,16 @@ function renderHit(hit, order, depth, moves) {
       el("span", { class: "score", text: `score ${fmt(hit.score, 4)}` }),
       hit.lenses?.backfill ? badge("backfill", "warn") : null,
     ),
-    el("p", { class: "snippet" }, highlighted(hit.snippet)),
+    hitLibrary(hit),
+    el("p", { class: "snippet" }, inline(hit.snippet || "")),
+    hit.group?.length
+      ? el(
+          "p",
+          { class: "hit-group" },
+          `also on this page (${hit.group.length}): `,
+          hit.group.map((uid, i) => [i ? ", " : "", nodeButton(uid, uid.split("#").pop())]),
+        )
+      : null,
     el("ul", { class: "lenses", "aria-label": "rank in each lens" }, lensRows, moveChip),
   );
 }
@@ -1075,6 +1336,7 @@ function start() {
     else sessionStorage.removeItem(KEY_STORE);
     $("key-box").open = false;
     loadRoots();
+    loadLibraries();
     if (q.value.trim()) runSearch();
   });
   $("graph-form").addEventListener("submit", runGraph);
@@ -1090,15 +1352,19 @@ function start() {
       $("gparams").value = ex[1];
     }
   });
+  $("answer-box").addEventListener("toggle", () => {
+    if ($("answer-box").open) loadAnswer();
+  });
   document.addEventListener("keydown", onKey);
   loadRoots();
+  const libsLoaded = loadLibraries();
   setInterval(() => { if (!document.hidden) loadRoots(); }, ROOT_POLL_MS);
   const url = new URL(location.href);
   const initial = url.searchParams.get("q");
   const node = url.searchParams.get("node");
   if (initial) {
     q.value = initial;
-    runSearch();
+    libsLoaded.then(runSearch);
   }
   if (node) openNode(node, { reset: true });
   document.body.dataset.ready = "true";
