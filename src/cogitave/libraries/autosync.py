@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
+from collections import deque
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,6 +39,8 @@ log = logging.getLogger("cogitave")
 
 MANIFESTS = ("pyproject.toml", "Pipfile", "package.json")
 """The manifests read in a project folder (with ``requirements*.txt`` and the lockfiles)."""
+HISTORY = 16
+"""Finished runs kept for :meth:`ProjectSync.wait`."""
 POLL_S = 2.0
 """Seconds between looks at the project's files' sizes and times (the watcher's fallback)."""
 
@@ -110,6 +113,7 @@ class ProjectSync:
         self._state = "idle"
         self._current: dict[str, Any] | None = None
         self._last: RunReport | None = None
+        self._history: deque[RunReport] = deque(maxlen=HISTORY)  # the last runs, oldest first
         self._runs = 0
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -145,13 +149,16 @@ class ProjectSync:
             self._cond.notify_all()
 
     def wait(self, runs: int, timeout: float) -> RunReport:
-        """The report of the ``runs``-th finished run, once there is one; TimeoutError after
-        ``timeout`` seconds without it."""
+        """The report of the ``runs``-th finished run (counted from 1), once there is one;
+        TimeoutError after ``timeout`` seconds without it, LookupError when it is older
+        than the last :data:`HISTORY` runs."""
         with self._cond:
             if not self._cond.wait_for(lambda: self._runs >= runs, timeout):
                 raise TimeoutError(f"run {runs} did not finish in {timeout}s ({self._runs} did)")
-            assert self._last is not None
-            return self._last
+            back = self._runs - runs
+            if back >= len(self._history):
+                raise LookupError(f"run {runs} is older than the last {HISTORY} runs")
+            return self._history[-1 - back]
 
     @property
     def runs(self) -> int:
@@ -208,6 +215,7 @@ class ProjectSync:
             report.finished_at = _now()
             with self._cond:
                 self._last, self._state, self._current = report, "idle", None
+                self._history.append(report)
                 self._runs += 1
                 self._cond.notify_all()
             if report.error is None:
