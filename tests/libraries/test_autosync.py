@@ -21,7 +21,7 @@ from cogitave.libraries.collection import LibraryCollection
 from cogitave.service import ops
 from cogitave.service.args import SearchArgs
 from cogitave.surfaces.http import create_app
-from tests.helpers import BASE_URL, mcp_call
+from tests.helpers import BASE_URL, mcp_call, run_cli
 from tests.libraries.test_deps import INSTALLED, libraries, make_app
 
 WAIT_S = 120.0
@@ -215,3 +215,6 @@ def test_sync_needs_a_project_and_a_collection_of_libraries(tmp_path: Path) -> N
         autosync.start(object(), tmp_path)
     with pytest.raises(InputError, match="not a folder"):
         autosync.start(reader, tmp_path / "nowhere")
+    for command in (["mcp"], ["serve", "--port", "0"]):
+        res = run_cli(*command, "-c", str(col), "--sync", ok=False)
+        assert res.returncode == 2 and "--sync" in res.stderr and "give --project" in res.stderr
