@@ -255,8 +255,9 @@ class LibraryCollection(Reader):
         }
         keys = set(self.library_keys())
         rows: list[ProjectPin] = []
-        self.pins.clear()
-        self.excluded.clear()
+        # built aside and swapped in at the end: a read meanwhile sees the old pins or the new
+        pins: dict[str, Pin] = {}
+        excluded: dict[str, ProjectPin] = {}
         for dep in deps.dependencies:
             if dep.version is None:  # no lockfile pin: the version the environment runs
                 found = env.find(dep)
@@ -279,9 +280,9 @@ class LibraryCollection(Reader):
                            printable(m.reason, 300))
             )  # fmt: skip
             if m.held is not None:
-                self.pins[key] = Pin(m.held, m.match, wanted)
+                pins[key] = Pin(m.held, m.match, wanted)
             else:
-                self.excluded[key] = ProjectPin(dep.name, key, m.wanted, None, m.match, m.reason)
+                excluded[key] = ProjectPin(dep.name, key, m.wanted, None, m.match, m.reason)
         warnings = list(deps.warnings)
         if not deps.files:
             warnings.append(
@@ -295,6 +296,7 @@ class LibraryCollection(Reader):
                 f"{', '.join(deps.files)}) is a library held here (held: {held}); every "
                 "library answers at its newest version"
             )
+        self.pins, self.excluded = pins, excluded
         self.project = ProjectPins(str(folder), tuple(rows), tuple(warnings))
         return self.project
 

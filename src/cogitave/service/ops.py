@@ -497,6 +497,9 @@ class LibrariesAnswer:
     libraries: tuple[LibraryInfo, ...]
     warnings: tuple[str, ...] = ()
     """What the reader's ``--project`` could not use."""
+    sync: dict[str, Any] | None = None
+    """With ``--sync``: what is being fetched, and the last run's outcome per dependency
+    (:meth:`~cogitave.libraries.autosync.ProjectSync.status`); None without."""
 
 
 @dataclass(frozen=True)
@@ -521,7 +524,9 @@ class ResolvedLibrary:
 
 def list_libraries(reader: Reader) -> LibrariesAnswer:
     """Every library held, with its versions (newest first), sizes and provenance, and how a
-    project's pin chose each pinned version."""
+    project's pin chose each pinned version, and with ``--sync`` what is being fetched."""
+    from cogitave.libraries import autosync
+
     entries = reader.libraries()
     try:
         defaults = set(reader.namespaces(None) or [e.ref for e in entries])
@@ -550,7 +555,7 @@ def list_libraries(reader: Reader) -> LibrariesAnswer:
         row = pinned.get(key)
         note = f"{row.match}: {row.reason}" if row is not None else None
         infos.append(LibraryInfo(mine[0].name, key, tuple(versions), note))
-    return LibrariesAnswer(tuple(infos), reader.project_warnings())
+    return LibrariesAnswer(tuple(infos), reader.project_warnings(), autosync.status_of(reader))
 
 
 def resolve_library(reader: Reader, args: LibraryArgs) -> ResolvedLibrary:

@@ -66,11 +66,16 @@ def _main(
     terminal.set_width(width)
 
 
-def _reader(collection: Path, project: Path | None, **kw: Any) -> Reader:
-    """The collection to read, pinned to a project's versions (reported on stderr)."""
+def _reader(collection: Path, project: Path | None, sync: bool = False, **kw: Any) -> Reader:
+    """The collection to read, pinned to a project's versions (reported on stderr); ``sync``:
+    fetching the project's pins in the background (:mod:`cogitave.libraries.autosync`)."""
     reader = indexing.open_reader(collection, **kw)
     if project is not None:
         terminal.project_report(indexing.use_project(reader, project))
+    if sync:
+        from cogitave.libraries import autosync
+
+        autosync.start(reader, project)
     return reader
 
 
@@ -415,22 +420,13 @@ def serve(
     collection: site.CollectionOpt,
     host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
-    api_key: Annotated[
-        str | None,
-        typer.Option(
-            envvar="COGITAVE_API_KEY", help="Require 'Authorization: Bearer KEY' (not /health)."
-        ),
-    ] = None,
+    api_key: site.ApiKeyOpt = None,
     workers: Annotated[int, typer.Option(help="Worker threads for request work.")] = 4,
-    mcp_sessions: Annotated[
-        int,
-        typer.Option(help="MCP over HTTP: 0 = stateless (no sessions kept), else the cap."),
-    ] = 0,
-    mcp_idle: Annotated[
-        float, typer.Option(help="MCP over HTTP: seconds before an idle session closes.")
-    ] = 300.0,
+    mcp_sessions: site.McpSessionsOpt = 0,
+    mcp_idle: site.McpIdleOpt = 300.0,
     ray: site.RayOpt = None,
     project: site.ProjectOpt = None,
+    sync: site.SyncOpt = False,
 ) -> None:
     """Serve REST, GraphQL (/graphql) and MCP (/mcp) over HTTP for one collection."""
     from cogitave.surfaces import http
@@ -441,8 +437,10 @@ def serve(
     sessions = http.McpSessions.of(mcp_sessions, mcp_idle)
     if workers < 1:
         raise InputError("--workers must be >= 1")
+    if sync and project is None:
+        raise InputError("--sync keeps a project's dependencies current: give --project DIR")
     sock = http.bind(host, port)  # a busy port is an error before anything is loaded
-    reader = _reader(collection, project, ray=ray)
+    reader = _reader(collection, project, sync, ray=ray)
     if host not in http.LOOPBACK and not api_key:
         err.print(f"warning: listening on {host} without an API key", markup=False)
     port = sock.getsockname()[1]
@@ -456,12 +454,15 @@ def serve(
 
 @app.command("mcp")
 def mcp_(
-    collection: site.CollectionOpt, ray: site.RayOpt = None, project: site.ProjectOpt = None
+    collection: site.CollectionOpt,
+    ray: site.RayOpt = None,
+    project: site.ProjectOpt = None,
+    sync: site.SyncOpt = False,
 ) -> None:
     """Serve the MCP tools over stdio (for an MCP client to launch)."""
     from cogitave.surfaces.mcp import run_stdio
 
-    run_stdio(_reader(collection, project, ray=ray))
+    run_stdio(_reader(collection, project, sync, ray=ray))
 
 
 def main() -> None:

@@ -89,6 +89,26 @@ ProjectOpt = Annotated[
         "--project", help="A project folder: read each library at the version its lockfile says."
     ),
 ]
+SyncOpt = Annotated[
+    bool,
+    typer.Option(
+        "--sync",
+        help="With --project: fetch the docs of each dependency at its pin, now and whenever "
+        "the project's manifests or lockfiles change, in the background.",
+    ),
+]
+McpSessionsOpt = Annotated[
+    int, typer.Option(help="MCP over HTTP: 0 = stateless (no sessions kept), else the cap.")
+]
+McpIdleOpt = Annotated[
+    float, typer.Option(help="MCP over HTTP: seconds before an idle session closes.")
+]
+ApiKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        envvar="COGITAVE_API_KEY", help="Require 'Authorization: Bearer KEY' (not /health)."
+    ),
+]
 
 SettingsSetOpt = Annotated[
     list[str] | None,
