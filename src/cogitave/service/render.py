@@ -318,9 +318,9 @@ def _from_group(
     def gains(held: set[str], code: bool) -> list[tuple[float, int]]:
         out = []
         for j, ((_, _, b), h) in enumerate(zip(pool, held_of, strict=True)):
-            g = sum(weight[t] for t in h - held)
-            if h and _FENCE.match(b) and not code:
-                g += 1.0
+            g = sum(weight[t] for t in h - held) + sum(weight[t] for t in h & held) / 2
+            if h and _FENCE.match(b):
+                g += 0.5 if code else 1.0
             if g > 0:
                 out.append((g, j))
         return sorted(out, key=lambda x: (-x[0], x[1]))
@@ -343,8 +343,6 @@ def _from_group(
         t = estimate_tokens(pool[j][2]) + 1
         if used + t <= min(room, hard):
             h = held_of[j]
-            if extra and not (h - held) and not (_FENCE.match(pool[j][2]) and not code):
-                continue  # nothing new since the blocks added before it
             extra.add(j)
             used += t
             held |= h
