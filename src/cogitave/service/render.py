@@ -278,7 +278,7 @@ def _from_group(
     drawing on its page's other matches ``members``; and how many of its own were left out.
 
     The hit's own blocks are chosen by :func:`_answering`. Then each member's blocks (those
-    the hit does not hold itself) are weighed by the query's stems they hold that the chosen
+    the hit, or a member before it, does not hold; headings left out) are weighed by the query's stems they hold that the chosen
     blocks lack, and a code block holding a stem counts one more when the chosen blocks have
     no such code: the ranking may put a page or a neighbouring section first while the code
     sample that names the fix (``status_code=201``, ``jwt.encode``) is one of its matches. The
@@ -291,14 +291,13 @@ def _from_group(
     chosen, dropped = _answering(body, terms, room, hard)
     if not members or not terms:
         return chosen, dropped
-    mine = set(body)
+    seen = set(body)
     pool: list[tuple[int, int, str]] = []  # (line, position, block) of the members' blocks
     for m in sorted(members, key=_line):
-        pool.extend(
-            (_line(m), k, b)
-            for k, b in enumerate(_shown_blocks(m, url))
-            if b not in mine and not _WRAPPER.match(b)
-        )
+        for k, b in enumerate(_shown_blocks(m, url)):
+            if b not in seen and not _WRAPPER.match(b) and not _HEADING.match(b):
+                pool.append((_line(m), k, b))
+            seen.add(b)
     if not pool:
         return chosen, dropped
     held_of = [terms & set(analysis.stems(b)) for _, _, b in pool]
