@@ -291,7 +291,7 @@ def _from_group(
     chosen, dropped = _answering(body, terms, room, hard)
     if not members or not terms:
         return chosen, dropped
-    seen = set(body)
+    seen = set(chosen)
     pool: list[tuple[int, int, str]] = []  # (line, position, block) of the members' blocks
     for m in sorted(members, key=_line):
         for k, b in enumerate(_shown_blocks(m, url)):
@@ -340,7 +340,7 @@ def _from_group(
     extra: set[int] = set()
     for _, j in ranked:
         t = estimate_tokens(pool[j][2]) + 1
-        if used + t <= min(room, hard):
+        if used + t <= min(room, hard) and pool[j][2] not in chosen:
             h = held_of[j]
             extra.add(j)
             used += t
