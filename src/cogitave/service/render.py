@@ -332,7 +332,8 @@ def _from_group(
     best_t = estimate_tokens(pool[ranked[0][1]][2]) + 1
     if best_t > room - used and best_t <= min(room, hard):
         best_held = sum(weight[t] for t in held_of[ranked[0][1]])
-        if sum(weight[t] for t in held) < best_held:
+        best_code = bool(_FENCE.match(pool[ranked[0][1]][2]))
+        if sum(weight[t] for t in held) < best_held or (best_code and not code):
             chosen, dropped = _answering(body, terms, room - best_t, hard - best_t)
             held, code = shown_held(chosen)
             ranked = gains(held, code) or ranked[:1]
