@@ -277,17 +277,21 @@ def _from_group(
     """A hit's blocks within ``room`` tokens (``hard``: what is left of the whole budget),
     drawing on its page's other matches ``members``; and how many of its own were left out.
 
-    The hit's own blocks are chosen by :func:`_answering`. Then each member's blocks (those
-    the hit, or a member before it, does not hold; headings left out) are weighed by the query's stems they hold that the chosen
-    blocks lack, and a code block holding a stem counts one more when the chosen blocks have
-    no such code: the ranking may put a page or a neighbouring section first while the code
-    sample that names the fix (``status_code=201``, ``jwt.encode``) is one of its matches. The
-    member blocks that gain most are added while they fit what the hit's own blocks leave of
-    ``room``; when the best of them does not fit and the hit's own blocks hold fewer of the
-    query's stems than it does, the hit's own blocks are chosen again in the room it leaves.
-    Blocks are shown in page order (a member by ``meta.line``; the hit's own first on a tie)
-    and a block is never cut. Tuned on the fastapi, hugo and cogitave question sets of
-    ``bench/questions/`` (the ``-errors`` sets were not looked at)."""
+    The hit's own blocks are chosen by :func:`_answering`. Then each member's blocks (not
+    headings, and none already chosen or given by a member before it) are weighed: the
+    query's stems they hold that the chosen blocks lack, plus half of those they share, plus
+    one for code that holds a stem (half when the chosen blocks already have such code). The
+    ranking may put a page or a neighbouring section first while the code sample that names
+    the fix (``status_code=201``, ``jwt.encode``) is one of its matches. The member blocks that
+    weigh most are added while they fit what the hit's own blocks leave of ``room``; when the
+    best of them does not fit and the chosen blocks hold fewer of the query's stems than it
+    does, or it is code and they have none that holds a stem, the hit's own blocks are chosen
+    again in the room it leaves. Blocks are shown in page order (a member by ``meta.line``,
+    the hit's own first on a tie) and a block is never cut.
+
+    Tuned on the ``fastapi``, ``hugo`` and ``cogitave`` question sets of ``bench/questions/``
+    (``bench/docs_quality.py``: must-contain of the answers, ranking untouched); the
+    ``-errors`` sets were measured, not tuned on."""
     chosen, dropped = _answering(body, terms, room, hard)
     if not members or not terms:
         return chosen, dropped
