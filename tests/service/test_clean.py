@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cogitave.service.clean import clean_block, demote, html_table
+from cogitave.service.clean import absolute_fragments, clean_block, demote, html_table
 
 
 @pytest.mark.parametrize(
@@ -62,3 +62,15 @@ def test_headings_go_below_a_level() -> None:
     assert demote("#### Deep", 3) == "#### Deep"
     assert demote("#hashtag is not a heading", 3) == "#hashtag is not a heading"
     assert demote("text", 3) == "text"
+
+
+def test_a_fragment_link_becomes_the_pages_url() -> None:
+    block = 'See [a](#x) and `[b](#y)`, <a href="#z">z</a> and [c](page.html#w).\n[ref]: #r'
+    assert absolute_fragments(block, "https://d.dev/api/#top") == (
+        'See [a](https://d.dev/api/#x) and `[b](#y)`, <a href="https://d.dev/api/#z">z</a> '
+        "and [c](page.html#w).\n[ref]: https://d.dev/api/#r"
+    )
+    assert absolute_fragments("```md\n[a](#x)\n```", "https://d.dev/api/") == (
+        "```md\n[a](#x)\n```"
+    )
+    assert absolute_fragments("[a](#x)", "") == "[a](#x)"  # no page known: as it is

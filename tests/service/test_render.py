@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+import pytest
+
 from cogitave.nodes import Node
 from cogitave.query.types import Hit
 from cogitave.service.render import blocks, estimate_tokens, search_markdown
@@ -105,3 +107,66 @@ def test_an_admonition_marker_is_never_shown_alone() -> None:
     content = "\n\n".join(["/// note", "Unrelated remark.", "///", "Set the port to 8000."])
     text, _ = search_markdown("port", _one(content), 120)
     assert "Set the port" in text and "///" not in text
+
+
+def test_a_fragment_link_points_at_the_hits_page() -> None:
+    content = (
+        "Call [register()](#flask.Blueprint.register) or see [the guide](other.html#x).\n\n"
+        "```python\n# [kept](#as-is)\n```"
+    )
+    hit = Hit(uid="api", rank=1, score=1.0, kind="section", title="API", snippet="",
+              url="https://flask.dev/api/#flask.Blueprint")  # fmt: skip
+    node = Node(uid="api", kind="section", dims={"title": "API"}, content=content)
+    text, _ = search_markdown("register blueprint", [(hit, node)], 2000)
+    assert "[register()](https://flask.dev/api/#flask.Blueprint.register)" in text
+    assert "[the guide](other.html#x)" in text  # not only a fragment: as it is
+    assert "# [kept](#as-is)" in text  # code is never touched
+
+
+def _grouped(code_lines: int) -> tuple[list[tuple[Hit, Node]], dict[str, list[Node]]]:
+    """A page hit whose prose repeats the query and whose code sample (a match of the same
+    page, in ``group``) names the fix; a second page after it."""
+    prose = "\n\n".join(
+        f"Hash each user password, then hand out access tokens to the users ({i})."
+        for i in range(30)
+    )
+    code = "\n".join(["# hand out an access token", "token = jwt.encode(claims, key)"] * code_lines)
+    page = Node(uid="auth", kind="page", dims={"title": "Auth"}, content=f"# Auth\n\n{prose}")
+    sample = Node(uid="auth#code-1", kind="code_sample", meta={"line": 70},
+                  dims={"code": code, "language": "python", "title": "Sign"})  # fmt: skip
+    hits = [
+        (
+            Hit(
+                uid="auth",
+                rank=1,
+                score=1.0,
+                kind="page",
+                title="Auth",
+                snippet="",
+                url="https://d.dev/auth/",
+                group=("auth#code-1",),
+            ),
+            page,
+        ),
+        ENTRIES[1],
+    ]
+    return hits, {"auth": [sample]}
+
+
+def test_a_grouped_hit_shows_its_pages_code() -> None:
+    entries, groups = _grouped(1)
+    query = "hash user passwords and hand out access tokens"
+    alone, _ = search_markdown(query, entries, 600)
+    text, _ = search_markdown(query, entries, 600, None, lambda h: groups.get(h.uid, []))
+    assert "jwt.encode" not in alone and "jwt.encode" in text
+    assert "```python\n# hand out an access token\ntoken = jwt.encode(claims, key)\n```" in text
+
+
+@pytest.mark.parametrize("budget", [100, 160, 250, 400, 700, 1500])
+@pytest.mark.parametrize("code_lines", [1, 20, 200])
+def test_page_matches_keep_the_budget_and_whole_fences(budget: int, code_lines: int) -> None:
+    entries, groups = _grouped(code_lines)
+    query = "hash user passwords and hand out access tokens"
+    text, cut = search_markdown(query, entries, budget, None, lambda h: groups.get(h.uid, []))
+    assert estimate_tokens(text) <= budget and cut.tokens <= budget
+    assert text.count("```") % 2 == 0 and all(b.count("```") % 2 == 0 for b in blocks(text))

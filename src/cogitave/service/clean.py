@@ -8,7 +8,9 @@ table as a Markdown table without the padding that aligns its columns, a fence l
 language and the file it shows only (```` ```python title="main.py" ````: the file name is
 often what a question asks); the lines inside a code fence are never touched. :func:`demote`
 puts a block's heading below a given level, so the headings inside one hit of an answer never
-read as the start of another hit.
+read as the start of another hit. :func:`absolute_fragments` makes a link that is only a
+fragment (``[register()](#flask.Blueprint.register)``, an API page's own anchors) a link to the
+page it is on, so it still opens once the block stands apart from its page.
 """
 
 from __future__ import annotations
@@ -38,6 +40,15 @@ _WRAPPER = re.compile(
     re.IGNORECASE,
 )
 _HEADING = re.compile(r"^(#{1,6})(\s)")
+_FENCE_OPEN = re.compile(r" {0,3}(?:`{3,}|~{3,})")
+_FRAGMENT_LINK = re.compile(
+    r"(`+)(?:.|\n)*?\1"  # an inline code span: left as it is
+    r"|(?P<open>\]\(\s*|^\s{0,3}\[[^\]\n]+\]:\s*|\bhref\s*=\s*[\"']?)(?P<frag>#[^\s)\"'>]*)",
+    re.MULTILINE | re.IGNORECASE,
+)
+"""A link target that is only ``#fragment``: inline (``](#x)``), a reference definition
+(``[x]: #x``) or an HTML ``href="#x"``; inline code spans are matched first so they stay as
+they are."""
 _BLANKS = re.compile(r"\n{3,}")
 _PADDING = re.compile(r"(?<=\S) {2,}(?=\|)|(?<=\|) {2,}")
 
@@ -59,6 +70,22 @@ def clean_block(block: str) -> str:
     out = _WRAPPER.sub("", out)
     out = _BLANKS.sub("\n\n", out).strip()
     return compact_table(out) if is_table(out) else out
+
+
+def absolute_fragments(block: str, url: str) -> str:
+    """``block`` with each link whose target is only ``#fragment`` pointing at page ``url``
+    plus the fragment (the page's own fragment, if ``url`` has one, replaced); a code fence and
+    inline code are never touched, and a block is returned as it is when ``url`` is empty."""
+    page = url.split("#", 1)[0]
+    if not page or "#" not in block or _FENCE_OPEN.match(block):
+        return block
+
+    def sub(m: re.Match[str]) -> str:
+        if m.group("frag") is None:
+            return m.group(0)
+        return m.group("open") + page + m.group("frag")
+
+    return _FRAGMENT_LINK.sub(sub, block)
 
 
 def is_table(block: str) -> bool:

@@ -264,7 +264,18 @@ def _answer(
     provenance = provenance_of(reader, [h.library for h in res.results if h.library], asked)
     by_ref = {p.library: p for p in provenance}
     labels = {p.library: _label(p) for p in provenance}
-    text, cut = render.search_markdown(args.query, entries, args.max_tokens, labels)
+
+    def group_nodes(hit: Hit) -> list[Node]:
+        """The stored nodes of a grouped hit's first other matches, from the searched root."""
+        out = []
+        for uid in hit.group[: render.GROUP_READ]:
+            try:
+                out.append(reader.get(uid, root=res.root))
+            except NotFoundError:
+                continue
+        return out
+
+    text, cut = render.search_markdown(args.query, entries, args.max_tokens, labels, group_nodes)
     diag = dict(res.diagnostics) if args.explain else diagnostics_summary(res.diagnostics)
 
     def choice(ref: str) -> tuple[str, str | None] | None:

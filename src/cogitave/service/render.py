@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from cogitave.expand import analysis
 from cogitave.expand.lexicon import FUNCTION_WORDS
 from cogitave.nodes import Node
 from cogitave.query.types import Hit
-from cogitave.service.clean import clean_block, demote, is_table
+from cogitave.service.clean import absolute_fragments, clean_block, demote, is_table
 
 CHARS_PER_TOKEN = 4
 MIN_TOKENS = 100
@@ -120,10 +120,18 @@ def crumbs(breadcrumb: Sequence[str], title: str, uid: str) -> str:
 
 def hit_blocks(hit: Hit, node: Node, label: str = "") -> list[str]:
     """One hit: a heading with its breadcrumb (and its library version's ``label``), where it
-    lives, then its text, whose headings sit below the hit's."""
+    lives, then its text, whose headings sit below the hit's and whose links that are only
+    ``#fragment`` point at the hit's page."""
     head = "## " + crumbs(hit.breadcrumb, hit.title, hit.uid) + (f" ({label})" if label else "")
     where = hit.url or hit.path or hit.uid
-    return [f"{head}\n{where}", *(demote(b, 3) for b in node_blocks(node))]
+    return [f"{head}\n{where}", *_shown_blocks(node, hit.url)]
+
+
+def _shown_blocks(node: Node, url: str) -> list[str]:
+    """A node's blocks as a hit shows them: headings below the hit's, fragment links made
+    absolute with ``url`` (the hit's, else the node's own)."""
+    own = node.meta.get("url") if isinstance(node.meta.get("url"), str) else ""
+    return [absolute_fragments(demote(b, 3), url or own) for b in node_blocks(node)]
 
 
 @dataclass(frozen=True)
@@ -171,6 +179,9 @@ LEAD_RATIO = 1.5
 times hit 2's: it is clearly the answer, and the others are far behind."""
 LEAD_SHARE = 0.4
 MORE_TOKENS = 15  # room for a hit's "more:" line
+GROUP_READ = 3
+"""How many of a grouped hit's other matches (``Hit.group``, best first) its answer may draw
+on."""
 
 
 def search_markdown(
@@ -178,6 +189,7 @@ def search_markdown(
     entries: Sequence[tuple[Hit, Node]],
     max_tokens: int,
     labels: Mapping[str, str] | None = None,
+    group_nodes: Callable[[Hit], Sequence[Node]] | None = None,
 ) -> tuple[str, AnswerBudget]:
     """Hits as one Markdown answer within ``max_tokens``, the budget shared by the hits.
 
@@ -187,7 +199,9 @@ def search_markdown(
     that names them first among equals), in their order in the section, cut at a block
     boundary, and a ``more: docs_fetch <url>`` line when blocks were left out. A share a hit
     does not use goes to the next ones. ``labels``: library version -> how a heading names
-    it. Returns the text and a summary of the cut."""
+    it. ``group_nodes``: a grouped hit -> the nodes of the first :data:`GROUP_READ` uids of its
+    ``group`` (its page's other matches), whose blocks the hit may show too
+    (:func:`_from_group`). Returns the text and a summary of the cut."""
     budget = max_tokens - NOTE_TOKENS
     words = [w for w in analysis.surface(query) if w not in FUNCTION_WORDS]
     terms = {analysis.stem(w) for w in words} or set(analysis.stems(query))
@@ -208,7 +222,9 @@ def search_markdown(
         if i == 0:
             share = max(share, LEAD_SHARE * budget) if lead else share
         room = int(share) - head_t - MORE_TOKENS
-        chosen, dropped = _answering(body, terms, room, left - head_t - MORE_TOKENS)
+        hard = left - head_t - MORE_TOKENS
+        members = group_nodes(hit)[:GROUP_READ] if group_nodes and hit.group else ()
+        chosen, dropped = _from_group(node, body, members, hit.url, terms, room, hard)
         block = [head, *chosen]
         if dropped:
             block.append(f"more: docs_fetch {hit.url or hit.path or hit.uid}")
@@ -241,6 +257,106 @@ _HEADING = re.compile(r"^(#{1,6})\s")
 _WRAPPER = re.compile(r"^(///|:::|!!!|\?\?\?)[^\n]*$")
 """A block that only opens or closes an admonition (``/// note``, ``:::tip``, ``!!! warning``):
 never chosen on its own, it would stand empty around text left out."""
+
+
+def _line(node: Node) -> int:
+    """Where a node starts on its page (``meta.line``; a page, which has none, at 0)."""
+    line = node.meta.get("line")
+    return line if isinstance(line, int) else 0
+
+
+def _from_group(
+    node: Node,
+    body: Sequence[str],
+    members: Sequence[Node],
+    url: str,
+    terms: set[str],
+    room: int,
+    hard: int,
+) -> tuple[list[str], int]:
+    """A hit's blocks within ``room`` tokens (``hard``: what is left of the whole budget),
+    drawing on its page's other matches ``members``; and how many of its own were left out.
+
+    The hit's own blocks are chosen by :func:`_answering`. Then each member's blocks (not
+    headings, and none already chosen or given by a member before it) are weighed: the
+    query's stems they hold that the chosen blocks lack, plus half of those they share, plus
+    one for code that holds a stem (half when the chosen blocks already have such code). The
+    ranking may put a page or a neighbouring section first while the code sample that names
+    the fix (``status_code=201``, ``jwt.encode``) is one of its matches. The member blocks that
+    weigh most are added while they fit what the hit's own blocks leave of ``room``; when the
+    best of them does not fit and the chosen blocks hold fewer of the query's stems than it
+    does, or it is code and they have none that holds a stem, the hit's own blocks are chosen
+    again in the room it leaves. Blocks are shown in page order (a member by ``meta.line``,
+    the hit's own first on a tie) and a block is never cut.
+
+    Tuned on the ``fastapi``, ``hugo`` and ``cogitave`` question sets of ``bench/questions/``
+    (``bench/docs_quality.py``: must-contain of the answers, ranking untouched); the
+    ``-errors`` sets were measured, not tuned on."""
+    chosen, dropped = _answering(body, terms, room, hard)
+    if not members or not terms:
+        return chosen, dropped
+    seen = set(chosen)
+    pool: list[tuple[int, int, str]] = []  # (line, position, block) of the members' blocks
+    for m in sorted(members, key=_line):
+        for k, b in enumerate(_shown_blocks(m, url)):
+            if b not in seen and not _WRAPPER.match(b) and not _HEADING.match(b):
+                pool.append((_line(m), k, b))
+            seen.add(b)
+    if not pool:
+        return chosen, dropped
+    held_of = [terms & set(analysis.stems(b)) for _, _, b in pool]
+    own_held = [terms & set(analysis.stems(b)) for b in body]
+    df: dict[str, int] = {}
+    for h in [*held_of, *own_held]:
+        for t in h:
+            df[t] = df.get(t, 0) + 1
+    n = len(pool) + len(body)
+    weight = {t: math.log1p(n / c) for t, c in df.items()}
+
+    def shown_held(blocks_: Sequence[str]) -> tuple[set[str], bool]:
+        held = set().union(*(terms & set(analysis.stems(b)) for b in blocks_)) if blocks_ else set()
+        code = any(_FENCE.match(b) and terms & set(analysis.stems(b)) for b in blocks_)
+        return held, code
+
+    def gains(held: set[str], code: bool) -> list[tuple[float, int]]:
+        out = []
+        for j, ((_, _, b), h) in enumerate(zip(pool, held_of, strict=True)):
+            g = sum(weight[t] for t in h - held) + sum(weight[t] for t in h & held) / 2
+            if h and _FENCE.match(b):
+                g += 0.5 if code else 1.0
+            if g > 0:
+                out.append((g, j))
+        return sorted(out, key=lambda x: (-x[0], x[1]))
+
+    held, code = shown_held(chosen)
+    ranked = gains(held, code)
+    if not ranked:
+        return chosen, dropped
+    used = sum(estimate_tokens(b) + 1 for b in chosen)
+    best_t = estimate_tokens(pool[ranked[0][1]][2]) + 1
+    if best_t > room - used and best_t <= min(room, hard):
+        best_held = sum(weight[t] for t in held_of[ranked[0][1]])
+        best_code = bool(_FENCE.match(pool[ranked[0][1]][2]))
+        if sum(weight[t] for t in held) < best_held or (best_code and not code):
+            chosen, dropped = _answering(body, terms, room - best_t, hard - best_t)
+            held, code = shown_held(chosen)
+            ranked = gains(held, code) or ranked[:1]
+            used = sum(estimate_tokens(b) + 1 for b in chosen)
+    extra: set[int] = set()
+    for _, j in ranked:
+        t = estimate_tokens(pool[j][2]) + 1
+        if used + t <= min(room, hard) and pool[j][2] not in chosen:
+            h = held_of[j]
+            extra.add(j)
+            used += t
+            held |= h
+            code = code or bool(_FENCE.match(pool[j][2]) and h)
+    if not extra:
+        return chosen, dropped
+    at = _line(node)
+    ordered = [(at, -1, k, b) for k, b in enumerate(chosen)]
+    ordered += [(pool[j][0], 0, pool[j][1], pool[j][2]) for j in extra]
+    return [b for *_, b in sorted(ordered, key=lambda x: x[:3])], dropped
 
 
 def _answering(
