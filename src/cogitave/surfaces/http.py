@@ -11,7 +11,7 @@
 ``GET /facets``              ``uids`` (comma list), ``labels``, ``depth``
 ``GET /xref``                ``ref`` (``base``, ``limit``)
 ``POST /graph/query``        ``{"query": "MATCH ...", "params": {...}}``
-``GET /roots``, ``/health``  the roots; liveness (never behind the API key)
+``GET /roots``, ``/health``  the roots; liveness and ``pid`` (never behind the API key)
 ``GET /``, ``/static/...``   the search page (its own files are open; its fetches send the key)
 ``/graphql``, ``/mcp``       Strawberry GraphQL; MCP over streamable HTTP
 ===========================  ==============================================================
@@ -30,6 +30,7 @@ from __future__ import annotations
 import errno
 import hmac
 import json
+import os
 import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -518,10 +519,11 @@ def create_app(
         return await work(lambda: ops.roots(col))
 
     @app.get("/health", tags=["ops"])
-    async def health() -> dict[str, str]:
-        """Liveness; open even when an API key is set. Answered on the event loop, which
+    async def health() -> dict[str, Any]:
+        """Liveness and the id of the server process that answered (``serve --processes``
+        runs several); open even when an API key is set. Answered on the event loop, which
         never runs request work, so it stays fast while heavy requests run."""
-        return {"status": "ok"}
+        return {"status": "ok", "pid": os.getpid()}
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
