@@ -451,7 +451,7 @@ def serve(
         reader = _reader(collection, project, ray=ray)
         err.print(f"serving {collection} (root {reader.root[:12]}) on {url}", markup=False)
         http.serve(reader, sock, host=host, api_key=api_key, workers=workers,
-                   mcp_sessions=sessions)  # fmt: skip
+                   mcp_sessions=sessions, shared=n > 1)  # fmt: skip
 
     sys.exit(procs.run(n, sock, start)) if n > 1 else start()
 

@@ -581,11 +581,16 @@ def serve(
     api_key: str | None = None,
     workers: int = WORKERS,
     mcp_sessions: McpSessions = McpSessions(),
+    shared: bool = False,
 ) -> None:
     """Warm the reader (the first request must not pay for loading the lexicon and the
     encoder), follow the roots writers publish, and run the app with uvicorn on ``sock``
-    (from :func:`bind`) until interrupted."""
+    (from :func:`bind`) until interrupted. ``shared``: other server processes accept on
+    ``sock`` too (:mod:`cogitave.surfaces.processes`), so it is
+    :func:`~cogitave.surfaces.processes.balanced` among them."""
     import uvicorn
+
+    from cogitave.surfaces.processes import balanced
 
     collection.warm()
     collection.follow()
@@ -593,4 +598,5 @@ def serve(
         collection, api_key=api_key, host=host, workers=workers, mcp_sessions=mcp_sessions
     )
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    uvicorn.Server(uvicorn.Config(app, log_level="info")).run(sockets=[sock])
+    sockets = [balanced(sock) if shared else sock]
+    uvicorn.Server(uvicorn.Config(app, log_level="info")).run(sockets=sockets)

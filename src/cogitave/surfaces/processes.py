@@ -20,6 +20,8 @@ by SIGKILL) sees its end of a pipe close and stops too.
 from __future__ import annotations
 
 import contextlib
+import errno
+import mmap
 import os
 import signal
 import socket
@@ -28,6 +30,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from cogitave.errors import CogitaveError, InputError, InternalError
 
@@ -72,18 +75,82 @@ class _Stop(Exception):
         self.signum = signum
 
 
+class Seats:
+    """The open connections of each server process, in memory they share (mapped before the
+    fork); each process writes only its own count."""
+
+    def __init__(self, processes: int) -> None:
+        self._map = mmap.mmap(-1, 8 * processes)  # MAP_SHARED | MAP_ANONYMOUS
+        self.counts = memoryview(self._map).cast("q")
+        self.mine = 0
+
+
+_seats: Seats | None = None  # set in :func:`run`; a child's ``mine`` is its index
+WAIT_S = 0.05  # a process with more connections leaves a new one this long to the others
+
+
+class Balanced(socket.socket):
+    """A listening socket the server processes share, balanced by open connections.
+
+    Left alone, the processes woken by a new connection race for it, and the event loop's
+    accept loop takes every pending connection at once: a burst of keep-alive clients opening
+    their pools all lands in one process, which then does all their work on one core. So a
+    process holding more connections than another one declines (for at most :data:`WAIT_S`;
+    an accept that finds nothing raises ``BlockingIOError`` and the loop polls again), and it
+    takes one connection per poll; the connections it accepts count themselves out on close.
+    """
+
+    _declined_at: float | None = None
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        seats = _seats
+        if seats is None:
+            return super().accept()
+        now = time.monotonic()
+        if seats.counts[seats.mine] > min(seats.counts) and (
+            self._declined_at is None or now - self._declined_at < WAIT_S
+        ):
+            self._declined_at = self._declined_at or now
+            raise BlockingIOError(errno.EAGAIN, "left to a process with fewer connections")
+        self._declined_at = None
+        conn, addr = super().accept()
+        seats.counts[seats.mine] += 1
+        return _Counted(conn.family, conn.type, conn.proto, fileno=conn.detach()), addr
+
+
+class _Counted(socket.socket):
+    """An accepted connection of this process's count (:class:`Seats`)."""
+
+    _open = True
+
+    def close(self) -> None:
+        if self._open and _seats is not None:
+            self._open = False
+            _seats.counts[_seats.mine] -= 1
+        super().close()
+
+
+def balanced(sock: socket.socket) -> Balanced:
+    """``sock`` (listening) as a :class:`Balanced`; ``sock`` is left detached."""
+    return Balanced(sock.family, sock.type, sock.proto, fileno=sock.detach())
+
+
 def run(processes: int, sock: socket.socket, serve: Callable[[], None]) -> int:
-    """Fork ``processes`` children that each call ``serve`` (which serves on ``sock``);
+    """Fork ``processes`` children that each call ``serve`` (which serves on their copy of
+    ``sock``, made :func:`balanced`);
     supervise them until a signal or a child's exit. The parent's exit code: 0 after a
     signal, else the dead child's code (1 if it had none)."""
     if threading.active_count() > 1:  # a forked child would hold copies of their locks
         raise InternalError("cannot start server processes: this process runs threads")
+    global _seats
+    _seats = Seats(processes)
     alive_r, alive_w = os.pipe()
     pids: list[int] = []
     try:
-        for _ in range(processes):
+        for i in range(processes):
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the child never returns
+                _seats.mine = i
                 os.close(alive_w)
                 os._exit(_child(serve, alive_r))
             pids.append(pid)
