@@ -79,7 +79,7 @@ def running(pid: int) -> bool:
 def answers_by_process(base: str, want: int) -> dict[int, list[list[str]]]:
     """Open keep-alive clients at once until ``want`` processes answered: each process's
     ``/health`` pid and its answers to :data:`QUERIES`, over the same connection."""
-    clients = [httpx.Client(base_url=base) for _ in range(2 * want)]
+    clients = [httpx.Client(base_url=base) for _ in range(4 * want)]
     try:
         pids = [c.get("/health").json()["pid"] for c in clients]  # all connections open
         got: dict[int, list[list[str]]] = {}

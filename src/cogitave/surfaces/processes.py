@@ -95,25 +95,27 @@ class Balanced(socket.socket):
     Left alone, the processes woken by a new connection race for it, and the event loop's
     accept loop takes every pending connection at once: a burst of keep-alive clients opening
     their pools all lands in one process, which then does all their work on one core. So a
-    process holding more connections than another one declines (for at most :data:`WAIT_S`;
-    an accept that finds nothing raises ``BlockingIOError`` and the loop polls again), and it
-    takes one connection per poll; the connections it accepts count themselves out on close.
-    """
+    process holding more open connections than another one declines a new connection, for at
+    most :data:`WAIT_S` in a row (should the other one not accept); a declining accept raises
+    ``BlockingIOError``, as one that finds nothing does, and the loop polls again. The
+    connections it accepts count themselves out on close."""
 
-    _declined_at: float | None = None
+    _since = 0.0  # the first and the last decline of this run of declines
+    _last = float("-inf")
 
     def accept(self) -> tuple[socket.socket, Any]:
         seats = _seats
         if seats is None:
             return super().accept()
         now = time.monotonic()
-        if seats.counts[seats.mine] > min(seats.counts) and (
-            self._declined_at is None or now - self._declined_at < WAIT_S
-        ):
-            self._declined_at = self._declined_at or now
-            raise BlockingIOError(errno.EAGAIN, "left to a process with fewer connections")
-        self._declined_at = None
+        if seats.counts[seats.mine] > min(seats.counts):
+            if now - self._last > WAIT_S:  # another process took what was declined before
+                self._since = now
+            self._last = now
+            if now - self._since < WAIT_S:
+                raise BlockingIOError(errno.EAGAIN, "left to a process with fewer connections")
         conn, addr = super().accept()
+        self._last = float("-inf")  # the next connection is declined again, if it should be
         seats.counts[seats.mine] += 1
         return _Counted(conn.family, conn.type, conn.proto, fileno=conn.detach()), addr
 
