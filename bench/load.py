@@ -350,7 +350,7 @@ def compare(args: argparse.Namespace, path: Path, levels: list[int]) -> str:
             "|---:|---|---:|---:|---:|---:|---:|---:|",
             *rows,
             "",
-            f"Ranking check, 30 unseen queries, batched against unbatched: "
+            f"Ranking check, 30 unseen queries, batched, unbatched and 2 processes: "
             f"{'the same ids and scores' if same else 'RANKINGS DIFFER'}.",
         ]
     )
