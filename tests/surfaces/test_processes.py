@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from cogitave import Node
 from cogitave.collection import Collection
 from cogitave.query.types import SearchRequest
 from cogitave.surfaces import processes
@@ -112,6 +113,28 @@ def test_two_processes_answer_alike_and_stop_on_sigterm(col: Collection, tmp_pat
         assert proc.wait(timeout=60) == 0
     assert not any(running(k) for k in kids)
     assert (tmp_path / "serve.log").read_text().count("Finished server process") == 2
+
+
+def test_each_process_follows_a_new_root(collection: Collection, tmp_path: Path) -> None:
+    with server(collection, tmp_path / "serve.log", "--processes", "2", ready=2) as (proc, base):
+        clients = [httpx.Client(base_url=base) for _ in range(8)]
+        try:
+            by_pid = {c.get("/health").json()["pid"]: c for c in clients}
+            assert set(by_pid) == children(proc.pid)
+            collection.add(
+                [Node(uid="zebra", kind="doc", dims={"title": "zebra crossing", "body": "x"})]
+            )
+            root = collection.publish()
+            for c in by_pid.values():  # each process looks at HEAD on its own
+                deadline = time.monotonic() + 60  # a failure guard, not a bound tested
+                while c.get("/roots").json()["current"] != root:
+                    assert time.monotonic() < deadline, "a server process kept the old root"
+                    time.sleep(0.05)
+                hits = c.post("/search", json={"query": "zebra crossing"}).json()["results"]
+                assert hits[0]["uid"] == "zebra"
+        finally:
+            for c in clients:
+                c.close()
 
 
 def test_a_dead_child_stops_the_server_with_an_error(col: Collection, tmp_path: Path) -> None:
