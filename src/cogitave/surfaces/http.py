@@ -599,4 +599,5 @@ def serve(
     )
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     sockets = [balanced(sock) if shared else sock]
-    uvicorn.Server(uvicorn.Config(app, log_level="info")).run(sockets=sockets)
+    loop = "asyncio" if shared else "auto"  # asyncio accepts through the socket object
+    uvicorn.Server(uvicorn.Config(app, log_level="info", loop=loop)).run(sockets=sockets)
