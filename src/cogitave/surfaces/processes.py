@@ -5,8 +5,8 @@ answers per second on more cores need more processes. :func:`run` forks ``N`` ch
 right after the socket is bound (:func:`cogitave.surfaces.http.bind`) and before anything
 heavy exists in the parent (no reader, no encoder, no thread), so each child opens the
 collection read-only itself (readers share the store's root locks), loads its own encoder,
-follows the roots writers publish, and runs uvicorn on the inherited socket; the kernel
-hands each new connection to one of the processes accepting on it.
+follows the roots writers publish, and runs uvicorn on the inherited socket; a new
+connection goes to the process with the fewest open ones (:class:`Balanced`).
 
 The parent only supervises. SIGINT or SIGTERM is passed on to every child (the children
 have their own process group, so a terminal's Ctrl-C reaches them once, through the
