@@ -9,9 +9,10 @@ ten a ``GET /nodes/{uid}`` of a hit. Reports requests/s, p50/p99 latency, errors
 transport errors) and the server's resident memory (VmRSS) before and after each level.
 
 With ``--compare``, instead: unseen queries only (every request a query no server saw
-before, so each is encoded), keep-alive clients as MCP clients and agents use, against two
+before, so each is encoded), keep-alive clients as MCP clients and agents use, against three
 servers over the same collection started side by side: queries batched across requests
-(the default) and ``COGITAVE_QUERY_BATCHING=0``; with ``--baseline-src DIR`` a third runs the
+(the default), ``COGITAVE_QUERY_BATCHING=0``, and the default served by two processes
+(``--processes 2``); with ``--baseline-src DIR`` a fourth runs the
 code of another checkout (``DIR/src``, e.g. a worktree of an earlier commit). Each level runs
 every server in turn, the order rotating per level; the table gives req/s and latency per
 server and the ratio to the unbatched one, and a ranking check (the same 30 unseen queries
@@ -49,7 +50,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -147,12 +148,16 @@ def build_collection(base: Path, encoder: str) -> Path:
 
 
 def start_server(
-    path: Path, port: int, log: Path | None, env: dict[str, str] | None = None
+    path: Path,
+    port: int,
+    log: Path | None,
+    env: dict[str, str] | None = None,
+    args: Sequence[str] = (),
 ) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "cogitave.surfaces.cli", "serve", "--collection", str(path)]
     out = log.open("wb") if log else subprocess.DEVNULL
     proc = subprocess.Popen(
-        [*cmd, "--host", HOST, "--port", str(port)],
+        [*cmd, "--host", HOST, "--port", str(port), *args],
         stdout=out,
         stderr=out,
         env={**{k: v for k, v in os.environ.items() if k != "COGITAVE_API_KEY"}, **(env or {})},
@@ -266,7 +271,9 @@ def compare(args: argparse.Namespace, path: Path, levels: list[int]) -> str:
     servers: dict[str, dict[str, str]] = {
         "batched (default)": {},
         "unbatched": {"COGITAVE_QUERY_BATCHING": "0"},
+        "2 processes": {},
     }
+    flags: dict[str, list[str]] = {"2 processes": ["--processes", "2"]}  # the rest: none
     if args.baseline_src:
         servers[f"baseline ({args.baseline_src.name})"] = {
             "PYTHONPATH": str(args.baseline_src.resolve() / "src"),
@@ -286,7 +293,7 @@ def compare(args: argparse.Namespace, path: Path, levels: list[int]) -> str:
     try:
         for name, env in servers.items():
             port = free_port()
-            proc = start_server(paths[name], port, args.server_log, env)
+            proc = start_server(paths[name], port, args.server_log, env, flags.get(name, ()))
             procs[name] = (proc, f"http://{HOST}:{port}")
         for _, url in procs.values():
             httpx.post(f"{url}/search", json={"query": "warm up the encoder"}, timeout=60)
@@ -298,8 +305,8 @@ def compare(args: argparse.Namespace, path: Path, levels: list[int]) -> str:
                 res = httpx.post(f"{url}/search", json={"query": q, "limit": 10}, timeout=60)
                 got.append([(r["uid"], round(r["score"], 9)) for r in res.json()["results"]])
             answers[name] = got
-        # batched against unbatched on one collection (a baseline's has its own vectors)
-        same = answers["batched (default)"] == answers["unbatched"]
+        # the servers on one collection answer alike (a baseline's has its own vectors)
+        same = answers["batched (default)"] == answers["unbatched"] == answers["2 processes"]
         names = list(procs)
         for li, c in enumerate(levels):
             order = names[li % len(names) :] + names[: li % len(names)]
@@ -343,7 +350,7 @@ def compare(args: argparse.Namespace, path: Path, levels: list[int]) -> str:
             "|---:|---|---:|---:|---:|---:|---:|---:|",
             *rows,
             "",
-            f"Ranking check, 30 unseen queries, batched against unbatched: "
+            f"Ranking check, 30 unseen queries, batched, unbatched and 2 processes: "
             f"{'the same ids and scores' if same else 'RANKINGS DIFFER'}.",
         ]
     )

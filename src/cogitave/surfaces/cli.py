@@ -424,32 +424,32 @@ def serve(
     workers: Annotated[int, typer.Option(help="Worker threads for request work.")] = 4,
     mcp_sessions: site.McpSessionsOpt = 0,
     mcp_idle: site.McpIdleOpt = 300.0,
+    processes: site.ProcessesOpt = "1",
     ray: site.RayOpt = None,
     project: site.ProjectOpt = None,
     sync: site.SyncOpt = False,
 ) -> None:
     """Serve REST, GraphQL (/graphql) and MCP (/mcp) over HTTP for one collection."""
     from cogitave.surfaces import http
+    from cogitave.surfaces import processes as procs
 
     if api_key is None and "COGITAVE_API_KEY" in os.environ:
         api_key = os.environ["COGITAVE_API_KEY"]  # click reads an empty variable as unset
     api_key = http.check_api_key(api_key)  # an empty key is refused, never "no auth"
     sessions = http.McpSessions.of(mcp_sessions, mcp_idle)
-    if workers < 1:
-        raise InputError("--workers must be >= 1")
-    if sync and project is None:
-        raise InputError("--sync keeps a project's dependencies current: give --project DIR")
+    procs.check(n := procs.count(processes), workers, mcp_sessions, ray, sync, project)
     sock = http.bind(host, port)  # a busy port is an error before anything is loaded
-    reader = _reader(collection, project, sync, ray=ray)
     if host not in http.LOOPBACK and not api_key:
         err.print(f"warning: listening on {host} without an API key", markup=False)
-    port = sock.getsockname()[1]
-    where = f"[{host}]" if ":" in host else host
-    err.print(
-        f"serving {collection} (root {reader.root[:12]}) on http://{where}:{port}", markup=False
-    )
-    http.serve(reader, sock, host=host, api_key=api_key, workers=workers,
-               mcp_sessions=sessions)  # fmt: skip
+    url = f"http://{f'[{host}]' if ':' in host else host}:{sock.getsockname()[1]}"
+
+    def start() -> None:  # in each server process: the reader is opened there
+        reader = _reader(collection, project, sync, ray=ray)
+        err.print(f"serving {collection} (root {reader.root[:12]}) on {url}", markup=False)
+        http.serve(reader, sock, host=host, api_key=api_key, workers=workers,
+                   mcp_sessions=sessions, shared=n > 1)  # fmt: skip
+
+    sys.exit(procs.run(n, sock, start)) if n > 1 else start()
 
 
 @app.command("mcp")

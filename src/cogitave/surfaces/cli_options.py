@@ -267,3 +267,11 @@ GroupByPageOpt = Annotated[
 PartialOpt = Annotated[
     bool, typer.Option("--partial", help="Sharded: answer without shards that fail.")
 ]
+ProcessesOpt = Annotated[
+    str,
+    typer.Option(
+        "--processes",
+        help="Server processes on the one port (each loads the collection and its encoder); "
+        "auto = the CPUs this process may use, at most 8.",
+    ),
+]

@@ -11,7 +11,7 @@
 ``GET /facets``              ``uids`` (comma list), ``labels``, ``depth``
 ``GET /xref``                ``ref`` (``base``, ``limit``)
 ``POST /graph/query``        ``{"query": "MATCH ...", "params": {...}}``
-``GET /roots``, ``/health``  the roots; liveness (never behind the API key)
+``GET /roots``, ``/health``  the roots; liveness and ``pid`` (never behind the API key)
 ``GET /``, ``/static/...``   the search page (its own files are open; its fetches send the key)
 ``/graphql``, ``/mcp``       Strawberry GraphQL; MCP over streamable HTTP
 ===========================  ==============================================================
@@ -30,6 +30,7 @@ from __future__ import annotations
 import errno
 import hmac
 import json
+import os
 import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -518,10 +519,11 @@ def create_app(
         return await work(lambda: ops.roots(col))
 
     @app.get("/health", tags=["ops"])
-    async def health() -> dict[str, str]:
-        """Liveness; open even when an API key is set. Answered on the event loop, which
+    async def health() -> dict[str, Any]:
+        """Liveness and the id of the server process that answered (``serve --processes``
+        runs several); open even when an API key is set. Answered on the event loop, which
         never runs request work, so it stays fast while heavy requests run."""
-        return {"status": "ok"}
+        return {"status": "ok", "pid": os.getpid()}
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
@@ -579,11 +581,16 @@ def serve(
     api_key: str | None = None,
     workers: int = WORKERS,
     mcp_sessions: McpSessions = McpSessions(),
+    shared: bool = False,
 ) -> None:
     """Warm the reader (the first request must not pay for loading the lexicon and the
     encoder), follow the roots writers publish, and run the app with uvicorn on ``sock``
-    (from :func:`bind`) until interrupted."""
+    (from :func:`bind`) until interrupted. ``shared``: other server processes accept on
+    ``sock`` too (:mod:`cogitave.surfaces.processes`), so it is
+    :func:`~cogitave.surfaces.processes.balanced` among them."""
     import uvicorn
+
+    from cogitave.surfaces.processes import balanced
 
     collection.warm()
     collection.follow()
@@ -591,4 +598,6 @@ def serve(
         collection, api_key=api_key, host=host, workers=workers, mcp_sessions=mcp_sessions
     )
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    uvicorn.Server(uvicorn.Config(app, log_level="info")).run(sockets=[sock])
+    sockets = [balanced(sock) if shared else sock]
+    loop = "asyncio" if shared else "auto"  # asyncio accepts through the socket object
+    uvicorn.Server(uvicorn.Config(app, log_level="info", loop=loop)).run(sockets=sockets)
