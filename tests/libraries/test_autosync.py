@@ -22,7 +22,7 @@ from cogitave.service import ops
 from cogitave.service.args import SearchArgs
 from cogitave.surfaces.http import create_app
 from tests.helpers import BASE_URL, mcp_call, run_cli
-from tests.libraries.test_deps import INSTALLED, libraries, make_app
+from tests.libraries.helpers import INSTALLED, libraries, make_app
 
 WAIT_S = 120.0
 """A run fetches three small packages: far less; past it the test fails, never hangs."""

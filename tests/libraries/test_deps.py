@@ -14,36 +14,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import idna
 import pytest
 
 from cogitave.libraries.collection import LibraryCollection
 from tests.helpers import run_cli
 from tests.ingest.web.helpers import Route, page, serve
-
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "project"
-SITE_PACKAGES = Path(idna.__file__).resolve().parents[1]
-INSTALLED = {"click": "8.5.1", "idna": "3.20", "packaging": "26.4", "mdurl": "0.1.2"}
-
-
-def make_app(root: Path, packages: dict[str, str] = INSTALLED) -> Path:
-    """The fixture application copied to ``root``, with a ``.venv`` holding copies of the
-    real installed packages (their folders and ``*.dist-info``)."""
-    app = root / "app"
-    shutil.copytree(FIXTURE, app)
-    site = app / ".venv" / "lib" / "python3.11" / "site-packages"
-    site.mkdir(parents=True)
-    for name, version in packages.items():
-        shutil.copytree(SITE_PACKAGES / name, site / name)
-        info = f"{name}-{version}.dist-info"
-        shutil.copytree(SITE_PACKAGES / info, site / info)
-    return app
-
-
-def libraries(col: Path) -> dict[str, str]:
-    """``name@version`` -> its recorded source."""
-    data = json.loads((col / "LIBRARIES.json").read_text())
-    return {f"{e['name']}@{e['version']}": e["source"] for e in data["libraries"]}
+from tests.libraries.helpers import INSTALLED, libraries, make_app
 
 
 def files(folder: Path) -> dict[str, int]:
