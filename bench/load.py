@@ -180,6 +180,16 @@ Request = Callable[[httpx.AsyncClient, int], Awaitable[httpx.Response]]
 """A worker's next request: (client, worker index) -> the response."""
 
 
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a server as Ctrl-C does; kill it if it has not exited in 20 s."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 async def drive(
     base_url: str, level: Level, seconds: float, request: Callable[[int], Request]
 ) -> None:
@@ -329,12 +339,7 @@ def compare(args: argparse.Namespace, path: Path, levels: list[int]) -> str:
                 )
     finally:
         for proc, _ in procs.values():
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_server(proc)
     return "\n".join(
         [
             "",
@@ -490,12 +495,7 @@ def main() -> None:
             alive = httpx.get(f"{base_url}/health", timeout=5).status_code == 200
     finally:
         if proc is not None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_server(proc)
         shutil.rmtree(tmp, ignore_errors=True)
     if args.mix:
         text = report_mixed(alone, mixed, before, after, args, alive)
