@@ -269,6 +269,23 @@ class InstalledStep:
         return replace(got, api_entries=api)
 
 
+def _named(step: str, want: Want, ctx: Context, field: str, *, git: bool) -> str | NotHere:
+    """The URL the package index's metadata gives in ``field`` (``repository``,
+    ``documentation``), or why this step cannot use it: no metadata, none named, or one
+    the index may not point at."""
+    meta = ctx.meta(want)
+    if isinstance(meta, str):
+        return NotHere(step, meta)
+    url = getattr(meta, field)
+    if url is None:
+        what = "repository" if field == "repository" else "documentation site"
+        return NotHere(step, f"the package index names no {what}")
+    why = _refused(url, ctx, want, git=git)
+    if why is not None:
+        return NotHere(step, f"{printable(url, 200)}: {why}")
+    return str(url)
+
+
 class RepositoryStep:
     """The repository the package index names, cloned at the version's tag."""
 
@@ -276,29 +293,23 @@ class RepositoryStep:
     exclusive = False
 
     def plan(self, want: Want, ctx: Context) -> Candidate | NotHere:
-        meta = ctx.meta(want)
-        if isinstance(meta, str):
-            return NotHere(self.name, meta)
-        if meta.repository is None:
-            return NotHere(self.name, "the package index names no repository")
-        why = _refused(meta.repository, ctx, want, git=True)
-        if why is not None:
-            return NotHere(self.name, f"{printable(meta.repository, 200)}: {why}")
-        tags = self._tags(meta.repository, ctx)
+        repository = _named(self.name, want, ctx, "repository", git=True)
+        if isinstance(repository, NotHere):
+            return repository
+        tags = self._tags(repository, ctx)
         if isinstance(tags, str):
             return NotHere(self.name, tags)
         tag = version_tag(tags, want.dep.name, want.version)
+        subdir = getattr(ctx.meta(want), "subdir", None)  # asked once: the same metadata
         if tag is None:
-            return NotHere(
-                self.name, f"{printable(meta.repository, 200)} has no tag for {want.version}"
-            )
-        sub = f"#{meta.subdir}" if meta.subdir else ""
+            return NotHere(self.name, f"{printable(repository, 200)} has no tag for {want.version}")
+        sub = f"#{subdir}" if subdir else ""
         return Candidate(
             self.name,
-            f"git+{meta.repository}@{tag}{sub}",
+            f"git+{repository}@{tag}{sub}",
             f"the package index names the repository; tag {printable(tag, 100)}",
-            GitSource(meta.repository, tag, None, f"git+{meta.repository}@{tag}{sub}"),
-            extra={"subdir": meta.subdir},
+            GitSource(repository, tag, None, f"git+{repository}@{tag}{sub}"),
+            extra={"subdir": subdir},
         )
 
     def _tags(self, url: str, ctx: Context) -> list[str] | str:
@@ -331,15 +342,9 @@ class SiteStep:
     exclusive = False
 
     def plan(self, want: Want, ctx: Context) -> Candidate | NotHere:
-        meta = ctx.meta(want)
-        if isinstance(meta, str):
-            return NotHere(self.name, meta)
-        url = meta.documentation
-        if url is None:
-            return NotHere(self.name, "the package index names no documentation site")
-        why = _refused(url, ctx, want, git=False)
-        if why is not None:
-            return NotHere(self.name, f"{printable(url, 200)}: {why}")
+        url = _named(self.name, want, ctx, "documentation", git=False)
+        if isinstance(url, NotHere):
+            return url
         urls = versioned_urls(url, want.version)
         return Candidate(self.name, urls[0], "the package index names its documentation site",
                          WebSource(urls[0]), extra={"urls": urls})  # fmt: skip
