@@ -19,6 +19,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from cogitave.ingest.confined import TreeReader
 from cogitave.libraries.project import Dependency
 
 MAX_PACKAGE_JSON = 1024 * 1024
@@ -66,7 +67,7 @@ class Environment:
             return None
         folder = self.node_modules / name
         manifest = folder / "package.json"
-        data = _read_json(manifest)
+        data = _read_json(manifest, self.node_modules)
         if data is None:
             return None
         version = data.get("version")
@@ -137,12 +138,13 @@ def _npm_name_ok(name: str) -> bool:
     return all(p and p not in (".", "..") and "\\" not in p for p in parts)
 
 
-def _read_json(path: Path) -> dict[str, object] | None:
+def _read_json(path: Path, root: Path) -> dict[str, object] | None:
     """A small JSON object file (None: missing, too large, not an object)."""
-    try:
-        if not path.is_file() or path.stat().st_size > MAX_PACKAGE_JSON:
+    try:  # a link may point into node_modules' own store (pnpm), never out of ``root``
+        raw = TreeReader(root, max_bytes=MAX_PACKAGE_JSON).read_bytes(path)
+        if raw is None:
             return None
-        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        data = json.loads(raw.decode("utf-8", errors="replace"))
     except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None

@@ -21,6 +21,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from cogitave.errors import InputError
+from cogitave.ingest.confined import TreeReader
 
 MAX_METADATA_BYTES = 2 * 1024 * 1024  # METADATA, top_level.txt, RECORD: larger is not read
 MAX_DIST_INFOS = 20_000  # dist-info folders looked at in one site-packages
@@ -203,11 +204,10 @@ def _dist_infos(root: Path, limit: int = MAX_DIST_INFOS) -> list[Path]:
 
 
 def _read(file: Path) -> str | None:
-    """A small text file's content (None: missing, not a regular file, too large, not
-    UTF-8)."""
+    """A small text file of a distribution's metadata (None: missing, not a regular file,
+    a link out of its folder, too large), through the confined reader; bad UTF-8 replaced."""
     try:
-        if not file.is_file() or file.is_symlink() or file.stat().st_size > MAX_METADATA_BYTES:
-            return None
-        return file.read_text(encoding="utf-8", errors="replace")
+        data = TreeReader(file.parent, max_bytes=MAX_METADATA_BYTES).read_bytes(file)
     except OSError:
         return None
+    return data.decode("utf-8", errors="replace") if data is not None else None
