@@ -135,7 +135,9 @@ def _arms(graph: GraphSegment, labels: tuple[str, ...], direction: Direction) ->
             for d in ("out", "in") if direction == "both" else (direction,):
                 ip, ix = graph.csr(label, d)  # type: ignore[arg-type]
                 if ix.shape[0]:
-                    arms.append((label, d, ip, ix))  # type: ignore[arg-type]
+                    # plain ndarray views of the mapped arrays: numpy.memmap's __getitem__ is
+                    # Python code, and the rerank reads two offsets per node per arm
+                    arms.append((label, d, np.asarray(ip), np.asarray(ix)))  # type: ignore[arg-type]
         return arms
 
     out: list[_Arm] = graph.memo(("arms", labels, direction), make)
