@@ -1601,9 +1601,9 @@ def test_a_lockfile_linked_out_of_the_project_is_not_read(tmp_path: Path) -> Non
 def test_a_lockfile_over_the_bound_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cogitave.libraries import project
+    from cogitave.libraries.project import reading
 
-    monkeypatch.setattr(project, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(reading, "MAX_FILE_BYTES", 1000)
     write(tmp_path, {"requirements.txt": "httpx==0.27.0\n" + "# pad\n" * 400})
     deps = read_with_timeout(tmp_path)
     assert deps.dependencies == ()
