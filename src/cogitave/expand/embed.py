@@ -82,10 +82,11 @@ DEFAULT_ENCODER = MINILM.name
 MAX_SEQ_LENGTH = MINILM.max_length
 #: Texts per onnxruntime call. bench/indexing.py --encoder on 128 SciFact abstracts, best of 2,
 #: 2-core box at load 5-7 (texts/s, batch 8/16/32/64): one call on 2 threads 11.4/11.0/10.5/
-#: 10.4, two calls on 1 thread each 12.5/11.9/10.7/10.2. Batch 8 is fastest for both; two
-#: calls at once beat one call on both threads by 10% at batch 8 (19% in a run at load 20),
-#: but one thread per call makes an idle box's single query slower (4.2 against 3.4 ms, see
-#: bench/RESULTS.md), so the default stays one call on all threads (``workers=1``).
+#: 10.4, two calls on 1 thread each 12.5/11.9/10.7/10.2. Batch 8 is fastest for both.
+#: A query or a small call is one call on all the threads (an idle box's single query: 3.4 ms
+#: against 4.2 ms on one thread); a call of several batches (a build) runs one single-threaded
+#: call per core at once (:attr:`OnnxEncoder.bulk_workers`), which also spends less CPU per
+#: text: intra-op threads hand work back and forth (bench/indexing.py "CPU per page").
 DEFAULT_BATCH_SIZE = 8
 ST_PREFIX = "sentence-transformers:"
 ST_EXTRA = "cogitave-query[st]"
@@ -230,7 +231,7 @@ class OnnxEncoder:
                 f"graph must be 'fast' or one of {', '.join(map(repr, known))}, not {graph!r}"
             )
         self.intra_op_num_threads = intra_op_num_threads or default_threads()
-        #: Batches in flight at once (threads calling onnxruntime) when a call has several.
+        #: Calls to onnxruntime at once on the query session, when ``workers`` is given.
         self.workers = workers or 1
         # Spinning workers cut idle-box latency a little but double it when the CPUs are
         # oversubscribed (a server answering several requests): off by default (bench/latency
@@ -251,6 +252,10 @@ class OnnxEncoder:
         self._pool = _POOLING[spec.pooling]
         self._lock = threading.Lock()
         self._session: ort.InferenceSession | None = None
+        self._bulk_session: ort.InferenceSession | None = None
+        #: Calls at once for a call of several batches: with ``workers`` given, that many
+        #: calls on the one session; otherwise one single-threaded session per core.
+        self.bulk_workers = workers or self.intra_op_num_threads
         self._tokenizer: Tokenizer | None = None
         self._input_names: frozenset[str] = frozenset()
         self._output_name = "last_hidden_state"
@@ -282,16 +287,7 @@ class OnnxEncoder:
                         )
                     except graphs.GraphUnavailable as e:
                         raise EncoderUnavailable(str(e)) from e
-                opts = ort.SessionOptions()
-                opts.intra_op_num_threads = self.intra_op_num_threads
-                opts.inter_op_num_threads = 1
-                opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-                opts.add_session_config_entry(
-                    "session.intra_op.allow_spinning", "1" if self.allow_spinning else "0"
-                )
-                session = ort.InferenceSession(
-                    graph.session_input(), sess_options=opts, providers=["CPUExecutionProvider"]
-                )
+                session = self._new_session(graph, self.intra_op_num_threads)
                 self._input_names = frozenset(i.name for i in session.get_inputs())
                 missing = {"input_ids", "attention_mask"} - self._input_names
                 if missing:
@@ -304,6 +300,31 @@ class OnnxEncoder:
                 self._session = session  # last: encode() reads it without the lock
             assert self._session is not None and self._tokenizer is not None
             return self._session, self._tokenizer
+
+    def _new_session(self, graph: graphs.Graph, threads: int) -> ort.InferenceSession:
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.add_session_config_entry(
+            "session.intra_op.allow_spinning", "1" if self.allow_spinning else "0"
+        )
+        return ort.InferenceSession(
+            graph.session_input(), sess_options=opts, providers=["CPUExecutionProvider"]
+        )
+
+    def _bulk(self) -> tuple[ort.InferenceSession, int]:
+        """The session and the calls at once for a call of several batches: the query
+        session when ``workers`` was given or it already runs on one thread, else a
+        single-threaded session of the same graph (made once), one call per core."""
+        session, _ = self._load()
+        if self.workers > 1 or self.intra_op_num_threads == 1:
+            return session, self.workers
+        with self._lock:
+            if self._bulk_session is None:
+                assert self.graph is not None
+                self._bulk_session = self._new_session(self.graph, 1)
+            return self._bulk_session, self.bulk_workers
 
     def with_graph(self, graph: str) -> OnnxEncoder:
         """The same model and settings running ``graph`` (a name :func:`graph_names` gives)."""
@@ -374,7 +395,8 @@ class OnnxEncoder:
         order = sorted(range(len(items)), key=lambda i: len(items[i]))
         window = batch_size * _WINDOW_BATCHES
         pending: deque[tuple[list[int], Future[np.ndarray]]] = deque()
-        with ThreadPoolExecutor(self.workers, thread_name_prefix="encode") as pool:
+        session, calls = self._bulk()
+        with ThreadPoolExecutor(calls, thread_name_prefix="encode") as pool:
             try:
                 for start in range(0, len(order), window):
                     chunk = order[start : start + window]
