@@ -37,7 +37,7 @@ from pathlib import Path
 from _defaults import with_default_settings
 from _machine import machine_line, write_section
 
-from cogitave import Collection
+from cogitave import Collection, publish
 from cogitave.eval.docs import (
     METRICS,
     UrlQuestion,
@@ -51,6 +51,7 @@ from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
 from cogitave.ingest.docs import read_docs as read_markdown
 from cogitave.nodes import Node
 from cogitave.sync import node_hash
+from cogitave.texts import DEFAULT_TEXTS, TEXT_RECIPES
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache" / "docs_quality"
@@ -95,12 +96,20 @@ def question_sets(name: str, questions: Path = QUESTIONS) -> list[tuple[str, Pat
     return [(p.stem, p) for p in ([main] if main.is_file() else []) + extra]
 
 
-def cache_of(encoder: str) -> Path:
-    """Where the collections of ``encoder`` are cached (the default's: ``docs_quality/``)."""
+def cache_of(encoder: str, texts: str = DEFAULT_TEXTS) -> Path:
+    """Where the collections of ``encoder`` built with text recipe ``texts`` are cached (the
+    defaults': ``docs_quality/``)."""
     name = canonical_name(encoder)
-    if name == DEFAULT_ENCODER:
-        return CACHE
-    return CACHE.with_name(f"docs_quality-{name.split('/')[-1]}")
+    parts = [] if name == DEFAULT_ENCODER else [name.split("/")[-1]]
+    parts += [] if texts == DEFAULT_TEXTS else [texts]
+    return CACHE.with_name("-".join(["docs_quality", *parts]))
+
+
+def use_texts(recipe: str) -> None:
+    """New collections of this process record (and embed by) text recipe ``recipe``."""
+    if recipe not in TEXT_RECIPES:
+        sys.exit(f"--texts must be one of {', '.join(TEXT_RECIPES)}, not {recipe!r}")
+    publish.DEFAULT_TEXTS = recipe
 
 
 # Trees that change under the bench (this project's own docs): a cached build is checked
@@ -118,10 +127,16 @@ def _digest(nodes: Sequence[Node]) -> str:
 
 
 def build(
-    name: str, tree: Path, *, rebuild: bool = False, encoder: str = DEFAULT_ENCODER
+    name: str,
+    tree: Path,
+    *,
+    rebuild: bool = False,
+    encoder: str = DEFAULT_ENCODER,
+    texts: str = DEFAULT_TEXTS,
 ) -> Collection:
-    """The cached collection of ``tree``, built with ``encoder`` when missing."""
-    path = cache_of(encoder) / name
+    """The cached collection of ``tree``, built with ``encoder`` (and text recipe ``texts``,
+    set by :func:`use_texts`) when missing."""
+    path = cache_of(encoder, texts) / name
     done = path / ".built"
     batch = None
     if done.is_file() and not rebuild:
@@ -152,8 +167,10 @@ def main() -> None:
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--encoder", default=DEFAULT_ENCODER)
+    ap.add_argument("--texts", default=DEFAULT_TEXTS, help="the text recipe to build with")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
+    use_texts(args.texts)
     wanted = {s for s in args.only.split(",") if s}
     for name, tree in trees(args.data).items():
         if wanted and name not in wanted:
@@ -161,12 +178,14 @@ def main() -> None:
         if not tree.exists():
             print(f"skip {name}: {tree} not found", file=sys.stderr)
             continue
-        build(name, tree, rebuild=args.rebuild, encoder=args.encoder)
+        build(name, tree, rebuild=args.rebuild, encoder=args.encoder, texts=args.texts)
     if args.build_only:
         return
     out = [
         f"\n## Documentation questions graded by page URL ({time.strftime('%Y-%m-%d')})\n",
         machine_line(),
+        "",
+        f"Encoder `{canonical_name(args.encoder)}`, text recipe `{args.texts}`.",
         "",
         "`COGITAVE_DATA=../shared/data .venv/bin/python bench/docs_quality.py --write`. "
         "Questions written from reading each docs tree (`bench/questions/`); 2 = the page "
@@ -191,7 +210,7 @@ def main() -> None:
     for name, tree in trees(args.data).items():
         if (wanted and name not in wanted) or not tree.exists():
             continue
-        col = build(name, tree, encoder=args.encoder)
+        col = build(name, tree, encoder=args.encoder, texts=args.texts)
         for label, path in question_sets(name):
             summary += score_set(col, label, read_url_questions(path), sections)
     out += ["### Every set: docs_search, grouped by page\n", *summary, "", *sections]

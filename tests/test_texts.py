@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import pytest
 
 from cogitave import Node
 from cogitave.schema import WHOLE, Dimension, Schema
 from cogitave.texts import (
+    CLIP_CHARS,
     CONTEXT,
     DEFAULT_TEXTS,
+    LEAN,
     PLAIN,
+    UNEMBEDDED_KINDS,
     check_node,
+    clip,
     embed_texts,
     texts_recipe,
     vector_dims,
@@ -97,7 +104,87 @@ def test_a_root_records_its_recipe_and_old_roots_keep_theirs(tmp_path):
 
     schema = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
     col = Collection.create(tmp_path / "c", schema, encoder=hashed.register())
-    assert col.snapshot.manifest.encoder["texts"] == DEFAULT_TEXTS == CONTEXT
+    assert col.snapshot.manifest.encoder["texts"] == DEFAULT_TEXTS == LEAN
     assert texts_recipe({"name": "x"}) == PLAIN  # a root made before recipes: plain texts
     with pytest.raises(EncoderError, match="recipe 'context-v9'"):
         texts_recipe({"name": "x", "texts": "context-v9"})
+
+
+# -- the lean recipe: what ranking does not use is not embedded -------------------------------
+DOCS = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
+
+
+def _long_section(words: int) -> Node:
+    body = " ".join(f"word{i}" for i in range(words))
+    return replace(_section(), dims={"title": "Assemble the parts", "body": body})
+
+
+@pytest.mark.parametrize("kind", sorted(CLIP_CHARS))
+def test_the_lean_recipe_reads_the_start_of_a_long_documentation_node(kind: str) -> None:
+    node = replace(_long_section(2000), kind=kind)
+    context = embed_texts(node, DOCS, CONTEXT)[WHOLE]
+    lean = embed_texts(node, DOCS, LEAN)[WHOLE]
+    ctx, _, own = lean.partition("\n")
+    assert ctx == "Tutorial › Your first gadget"
+    full = whole_text(node, DOCS)
+    assert len(own) <= CLIP_CHARS[kind] < len(full)
+    assert full.startswith(own) and full[len(own)] == " "  # cut at a word's end
+    assert own.startswith("Assemble the parts\n")  # the title is read first, never cut
+    assert len(lean) < len(context)
+
+
+def test_the_lean_recipe_leaves_short_nodes_and_other_kinds_as_context_does() -> None:
+    short = _section()
+    assert embed_texts(short, DOCS, LEAN) == embed_texts(short, DOCS, CONTEXT)
+    abstract = replace(_long_section(2000), kind="node")  # a record, not a docs node
+    assert embed_texts(abstract, DOCS, LEAN) == embed_texts(abstract, DOCS, CONTEXT)
+
+
+@pytest.mark.parametrize("kind", sorted(UNEMBEDDED_KINDS))
+def test_the_lean_recipe_gives_hidden_kinds_no_vector(kind: str) -> None:
+    node = replace(_section(), kind=kind)
+    assert embed_texts(node, DOCS, LEAN) == {}
+    assert embed_texts(node, DOCS, CONTEXT)
+
+
+def test_clip_cuts_at_the_last_space_in_the_second_half_else_at_the_limit() -> None:
+    assert clip("short", 10) == "short"
+    assert clip("aaaa bbbb cccc", 11) == "aaaa bbbb"
+    assert clip("a " + "b" * 20, 10) == "a " + "b" * 8  # the only space is too early
+    assert clip("x" * 30, 10) == "x" * 10
+
+
+def test_a_lean_root_embeds_fewer_and_shorter_texts_and_still_finds_them(tmp_path) -> None:
+    from cogitave import Collection
+    from cogitave.distributed import hashed
+    from cogitave.query.types import SearchRequest
+
+    col = Collection.create(tmp_path / "c", DOCS, encoder=hashed.register())
+    assert col.snapshot.manifest.encoder["texts"] == DEFAULT_TEXTS == LEAN
+    hidden = replace(_section(), uid="src/app.py", kind=sorted(UNEMBEDDED_KINDS)[0])
+    col.add([_long_section(400), hidden])
+    col.publish()
+    port = col.port()
+    assert port.vector_count(WHOLE) == 1  # the hidden kind has no vector
+    got = col.search(SearchRequest(query="word350", mode="bm25", include_kinds=(hidden.kind,)))
+    assert got.uids[0] == "tutorial/first#assemble"  # BM25 reads the whole text
+
+
+def test_a_root_made_with_an_older_recipe_embeds_new_nodes_by_it(tmp_path, monkeypatch) -> None:
+    from cogitave import Collection
+    from cogitave.distributed import hashed
+
+    name = hashed.register()
+    monkeypatch.setattr("cogitave.publish.DEFAULT_TEXTS", CONTEXT)
+    col = Collection.create(tmp_path / "c", DOCS, encoder=name)
+    monkeypatch.undo()
+    node = _long_section(400)
+    col.add([node])
+    col.publish()
+    assert col.snapshot.manifest.encoder["texts"] == CONTEXT
+    port = col.port()
+    stored, _ = port.vectors_of(WHOLE, np.arange(1, dtype=np.int64))
+    want = hashed.HashedBowEncoder().encode([embed_texts(node, DOCS, CONTEXT)[WHOLE]])
+    np.testing.assert_allclose(stored[0], want[0], atol=1e-6)
+    lean = hashed.HashedBowEncoder().encode([embed_texts(node, DOCS, LEAN)[WHOLE]])
+    assert not np.allclose(stored[0], lean[0], atol=1e-3)

@@ -8,8 +8,9 @@ sharded build (the texts it embeds once for every shard).
 - :func:`whole_text`: what the node's own vector embeds (all its semantic text, shortest
   first);
 - :func:`embed_texts`: what one node sends to the encoder, by vector dimension, by the text
-  recipe its root records (:func:`texts_recipe`: ``plain``, or ``context-v1``: a node's
-  place, its breadcrumb, before its own text);
+  recipe its root records (:func:`texts_recipe`: ``plain``; ``context-v1``: a node's place,
+  its breadcrumb, before its own text; ``context-v2``, the default: the same, without
+  vectors for kinds searches hide and with a documentation node's own text clipped);
 - :func:`vector_dims`: the dimensions that have vectors;
 - :func:`check_node`: a node's values against the schema (a ``ValueError`` naming what does
   not fit).
@@ -32,8 +33,24 @@ a section, code sample or API entry is never judged alone. Chosen on the FastAPI
 this project's question sets (planned, grouped by page; bench/RESULTS.md "Embedding texts"):
 MRR 0.826 -> 0.841, 0.618 -> 0.660, 0.835 -> 0.846 against plain texts; context on short
 nodes only (under 400 characters) gained less (0.840, 0.638, 0.833)."""
-TEXT_RECIPES = (PLAIN, CONTEXT)
-DEFAULT_TEXTS = CONTEXT
+LEAN = "context-v2"
+"""``context-v1`` without what ranking does not use: kinds hidden from searches by default
+(:data:`UNEMBEDDED_KINDS`) get no vector, and a documentation node's own text is clipped
+(:data:`CLIP_CHARS`) at a word boundary before the encoder sees it: MiniLM was trained on
+128-token texts, and a section's vector read from its first ~130 tokens ranked as well or
+better than from 256 (the BM25 index still holds every word). Chosen on the FastAPI, Hugo and
+this project's question sets (planned, grouped by page; bench/RESULTS.md "Embedding texts"):
+MRR 0.832 -> 0.839, 0.659 -> 0.684, 0.826 -> 0.828 against ``context-v1``, for 0.6x-0.8x the
+encoder's work; clipping sections at 500 characters and code at 300 was cheaper still but lost
+0.022 on this project's set."""
+TEXT_RECIPES = (PLAIN, CONTEXT, LEAN)
+DEFAULT_TEXTS = LEAN
+UNEMBEDDED_KINDS: frozenset[str] = frozenset({"nav_group", "source_file"})
+"""Kinds ``context-v2`` does not embed: hidden from searches unless asked for by kind, where
+BM25 and the exact lenses find them."""
+CLIP_CHARS: dict[str, int] = {"code_sample": 400, "section": 700, "page": 700}
+"""``context-v2``: the characters of a node's own text the encoder reads, by kind (other
+kinds: the encoder's own limit)."""
 """The recipe new collections (and re-embedded ones) record."""
 
 
@@ -109,12 +126,26 @@ def embed_texts(node: Node, schema: Schema, recipe: str = PLAIN) -> dict[str, st
     their own: they are searched together, through the text unit (Cranfield planned nDCG@10
     0.4096 -> 0.4132 with fields and no per-field vectors; the encoder is ~99% of build
     time)."""
+    if recipe == LEAN and node.kind in UNEMBEDDED_KINDS:
+        return {}
     out = {d: t for d in schema.semantic if schema[d].facet and (t := node.text(d).strip())}
     if whole := whole_text(node, schema):
-        if recipe == CONTEXT and (ctx := context_line(node)):
+        if recipe == LEAN and (limit := CLIP_CHARS.get(node.kind)):
+            whole = clip(whole, limit)
+        if recipe in (CONTEXT, LEAN) and (ctx := context_line(node)):
             whole = f"{ctx}\n{whole}"
         out[WHOLE] = whole
     return out
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, at the last whitespace before the limit
+    when there is one in its second half."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = max(cut.rfind(" "), cut.rfind("\n"))
+    return cut[:space] if space > limit // 2 else cut
 
 
 def check_node(node: Node, schema: Schema) -> None:
