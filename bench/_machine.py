@@ -46,6 +46,7 @@ HISTORY = HERE / "history"
 SECTIONS = (
     "quality",
     "docs_quality",
+    "code_verbatim",
     "encoders",
     "settings_sweep",
     "settings_sweep_bge",

@@ -1,6 +1,7 @@
 """Search quality on real documentation questions, graded by page URL.
 
     COGITAVE_DATA=../shared/data .venv/bin/python bench/docs_quality.py [--build-only] [--write]
+    .venv/bin/python bench/docs_quality.py --verbatim-only [--write]
 
 Builds (once, cached in ``bench/.cache/docs_quality/``) the FastAPI docs, the Hugo docs, this
 project's own docs, Vite's and React's docs (``bench/.cache/sources/vite/docs`` and
@@ -21,6 +22,11 @@ A collection is asked every set named after it: ``bench/questions/<name>.jsonl``
 as the software prints them (a pydantic 422 body, a Go template error, ``error[conflict]:
 ...``), judged by the pages that explain the error or its fix. They are **evaluation sets,
 never tuned on**: no default was chosen on them.
+
+``--verbatim-only`` builds and embeds nothing: it reads each tree as ``cogitave index`` would
+and counts its pages' code blocks held verbatim by the nodes read
+(:mod:`cogitave.eval.verbatim`), printed as the "Code verbatim" table; with ``--write`` it
+replaces the ``code_verbatim`` section of ``bench/RESULTS.md`` (the other section stays).
 """
 
 from __future__ import annotations
@@ -32,12 +38,14 @@ import shutil
 import sys
 import time
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from _defaults import with_default_settings
 from _machine import machine_line, write_section
 
 from cogitave import Collection, publish
+from cogitave.eval import verbatim
 from cogitave.eval.docs import (
     METRICS,
     UrlQuestion,
@@ -169,9 +177,20 @@ def main() -> None:
     ap.add_argument("--encoder", default=DEFAULT_ENCODER)
     ap.add_argument("--texts", default=DEFAULT_TEXTS, help="the text recipe to build with")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument(
+        "--verbatim-only",
+        action="store_true",
+        help="only the code-verbatim check of each tree (nothing built or embedded)",
+    )
     args = ap.parse_args()
     use_texts(args.texts)
     wanted = {s for s in args.only.split(",") if s}
+    if args.verbatim_only:
+        text = code_verbatim(trees(args.data), wanted)
+        print(text)
+        if args.write:
+            write_section("code_verbatim", text)
+        return
     for name, tree in trees(args.data).items():
         if wanted and name not in wanted:
             continue
@@ -218,6 +237,43 @@ def main() -> None:
     print(text)
     if args.write:
         write_section("docs_quality", text)
+
+
+def code_verbatim(named: dict[str, Path], wanted: AbstractSet[str] = frozenset()) -> str:
+    """The "Code verbatim" section: per tree, its pages' code blocks and how many the nodes
+    read from it hold as written (a missing tree: a row saying so)."""
+    rows: list[tuple[str, verbatim.Verbatim | str]] = []
+    for name, tree in named.items():
+        if wanted and name not in wanted:
+            continue
+        if not tree.exists():
+            print(f"skip {name}: {tree} not found", file=sys.stderr)
+            rows.append((name, f"not checked: {tree} not found"))
+            continue
+        t0 = time.perf_counter()
+        batch = read_markdown(tree, base_url=BASE_URLS.get(name))
+        found = verbatim.check_tree(tree, batch)
+        print(
+            f"{name}: {found.verbatim}/{found.blocks} code blocks verbatim "
+            f"({time.perf_counter() - t0:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+        rows.append((name, found))
+    return "\n".join(
+        [
+            f"## Code verbatim ({time.strftime('%Y-%m-%d')})\n",
+            "`.venv/bin/python bench/docs_quality.py --verbatim-only --write`: each tree read as "
+            "`cogitave index` reads it (nothing embedded). A code block of a page read: a "
+            "Markdown fence (an include-only fence left out), a Hugo code shortcode's body, a "
+            "reStructuredText literal block, code directive or doctest block, found by the "
+            "check's own parsers (`cogitave.eval.verbatim`); verbatim: the whole of one fence "
+            "the nodes hold (a code sample's code or a fence of its page's Markdown), byte for "
+            "byte.",
+            "",
+            *verbatim.table(rows),
+        ]
+    )
 
 
 def score_set(

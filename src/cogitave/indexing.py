@@ -50,6 +50,10 @@ class Origin:
     tag: str | None = None
     root: Path | None = None
     """The checkout's folder (the source may be a folder of it): its package names it."""
+    files_url: str | None = None
+    """Where the repository's web view shows the folder read, at the commit (None: a host
+    with no web view known, or no repository): the pages' URLs when nothing names the
+    published docs."""
 
 
 @dataclass(frozen=True)
@@ -229,6 +233,7 @@ def read(spec: SourceSpec, version: str | None = None) -> Batch:
         allow_outside=spec.allow_outside,
         version=version,
         library=spec.library,
+        files_url=spec.origin.files_url if spec.origin else None,
     )
     if batch.problems and not spec.skip_bad:
         batch.raise_if_bad()
@@ -631,12 +636,13 @@ def locate_source(
 def fetch_repository(spec: SourceSpec, source: GitSource) -> SourceSpec:
     """The spec of a repository's checkout: cloned (shallow) into the cache, or fetched
     again when it is there; its commit and tag recorded as its origin."""
-    from cogitave.ingest.clone import checkout
+    from cogitave.ingest.clone import checkout, web_folder
     from cogitave.ingest.identity import tag_version
 
     got = checkout(source)
     tag = tag_version(got.tag) if got.tag else None
-    return replace(spec, source=got.path, origin=Origin(str(source), got.commit, tag, got.root))
+    origin = Origin(str(source), got.commit, tag, got.root, web_folder(source, got))
+    return replace(spec, source=got.path, origin=origin)
 
 
 # -- a published site -------------------------------------------------------------------------

@@ -69,3 +69,14 @@ def test_question_sets_are_the_main_set_then_its_named_sets(tmp_path: Path) -> N
     # a collection without its main set still runs its named sets
     assert D.question_sets("hugo", tmp_path) == [("hugo-errors", tmp_path / "hugo-errors.jsonl")]
     assert D.question_sets("vite", tmp_path) == []
+
+
+def test_the_code_verbatim_table_reads_the_trees_and_names_a_missing_one(tmp_path: Path) -> None:
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "docs" / "sphinx"
+    text = D.code_verbatim(
+        {"sphinx": fixture, "gone": tmp_path / "nope", "x": fixture}, {"sphinx", "gone"}
+    )
+    assert text.startswith("## Code verbatim (")
+    assert "| sphinx | 5 | 3 | 3 | 1.0000 | 0 |" in text
+    assert f"| gone | - | - | - | - | not checked: {tmp_path / 'nope'} not found |" in text
+    assert "| x |" not in text

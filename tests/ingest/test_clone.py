@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from cogitave import indexing
+from cogitave import Collection, indexing
 from cogitave.errors import IngestError, InputError
 from cogitave.indexing import SourceSpec
+from cogitave.ingest import clone
 from cogitave.ingest.clone import checkout
-from cogitave.ingest.remote import GitSource, WebSource, locate, parse_git
+from cogitave.ingest.remote import GitSource, WebSource, file_url, locate, parse_git
 from cogitave.libraries.collection import LibraryCollection
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -139,3 +140,80 @@ def test_a_remote_cannot_redirect_git_elsewhere(tmp_path: Path) -> None:
         with serve(routes) as origin, pytest.raises(IngestError):
             checkout(GitSource(origin.url + "/repo.git"), cache=tmp_path / "cache")
         assert sum(target.hits.values()) == 0
+
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://github.com/org/tool.git", "https://github.com/org/tool/blob/{c}/docs/a%20b.md"),
+        ("git@github.com:org/tool.git", "https://github.com/org/tool/blob/{c}/docs/a%20b.md"),
+        ("ssh://git@github.com:22/org/tool", "https://github.com/org/tool/blob/{c}/docs/a%20b.md"),
+        ("https://user:token@www.github.com/org/tool", "https://github.com/org/tool/blob/{c}/docs/a%20b.md"),
+        ("https://gitlab.com/group/sub/tool.git", "https://gitlab.com/group/sub/tool/-/blob/{c}/docs/a%20b.md"),
+        ("https://codeberg.org/org/tool", "https://codeberg.org/org/tool/src/commit/{c}/docs/a%20b.md"),
+        ("https://bitbucket.org/org/tool.git", "https://bitbucket.org/org/tool/src/{c}/docs/a%20b.md"),
+    ],
+)  # fmt: skip
+def test_a_file_of_a_known_host_at_a_commit(url: str, shown: str) -> None:
+    # from the URL git fetches alone: no request is made, credentials never shown
+    assert file_url(url, SHA, "docs/a b.md") == shown.format(c=SHA)
+    assert file_url(url, SHA) == shown.format(c=SHA).removesuffix("docs/a%20b.md")
+
+
+def test_no_web_view_for_other_sources() -> None:
+    for url in (
+        "file:///srv/tool.git",
+        "/srv/tool.git",
+        "https://git.example.org/org/tool",  # a host whose web view is not known
+        "https://github.com/org",  # no repository
+        "https://github.com/org/tool/extra",
+        "https://github.com/org/../tool",
+        "ftp://github.com/org/tool",
+    ):
+        assert file_url(url, SHA, "x.md") is None, url
+    assert file_url("https://github.com/org/tool", "main", "x.md") is None  # not a commit
+
+
+def test_a_clone_of_a_known_host_links_to_its_files_at_the_commit(
+    repo: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The source names github.com; git's own ``insteadOf`` maps that URL to the local bare
+    repository (and only ``file://`` is allowed, so nothing leaves the machine)."""
+    work, bare = repo
+    wrapper = tmp_path / "git"
+    wrapper.write_text(
+        "#!/bin/sh\nGIT_ALLOW_PROTOCOL=file exec git "
+        f'-c url.file://{bare}.insteadOf=https://github.com/org/tool "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setattr(clone, "GIT", str(wrapper))
+    monkeypatch.setenv("COGITAVE_CACHE", str(tmp_path / "cache"))
+    col = tmp_path / "col"
+    text = "git+https://github.com/org/tool@v1.2.0#docs"
+    res = indexing.index(SourceSpec(locate(text), col))
+    head = git(work, "rev-parse", "HEAD")
+    view = f"https://github.com/org/tool/blob/{head}/docs/"
+    reader = Collection.open(col)
+    urls = {u: reader.get(u).meta["url"] for u in ("usage", "usage#flags")}
+    assert urls == {"usage": view + "docs/usage.md", "usage#flags": view + "docs/usage.md#flags"}
+    assert (
+        f"URLs at each page's file in the repository's web view, at the commit read ({view})"
+        in (res.report)
+    )
+    # a base URL, given or named by the project, comes first
+    again = indexing.index(SourceSpec(locate(text), col, base_url="https://tool.example/"))
+    assert "URLs under https://tool.example/, as given (--base-url)" in again.report
+    assert Collection.open(col).get("usage").meta["url"] == "https://tool.example/usage/"
+
+
+def test_a_local_clone_has_no_web_view_and_says_so(
+    repo: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, bare = repo
+    monkeypatch.setenv("COGITAVE_CACHE", str(tmp_path / "cache"))
+    res = indexing.index(SourceSpec(locate(f"git+file://{bare}#docs"), tmp_path / "col"))
+    url = Collection.open(tmp_path / "col").get("usage").meta["url"]
+    assert url == "/usage/" and "no public URL" in res.report

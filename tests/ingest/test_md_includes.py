@@ -62,3 +62,14 @@ def test_rewrite_links_outside_code_only() -> None:
     out = rewrite_links(md, urls.get)
     assert out.startswith('[A](https://x.dev/a/) and [B](https://x.dev/b/#c "t") and `[A](a.md)`')
     assert "[ext](https://e.org)" in out and out.endswith("```\n[A](a.md)\n```")
+
+
+def test_a_hugo_code_shortcode_without_a_body_opens_no_fence() -> None:
+    # ``{{< code-toggle config=build />}}`` shows the site's settings, which no file holds:
+    # it is left out, and the fence of the next code shortcode is the page's first
+    md = (
+        "Defaults:\n\n{{< code-toggle config=build />}}\n\n`buildStats`\n: Stats.\n\n"
+        "{{< code-toggle file=hugo >}}\n[build]\nx = 1\n{{< /code-toggle >}}\n"
+    )
+    out = expand(md, read, hugo=True)
+    assert out == "Defaults:\n\n\n\n`buildStats`\n: Stats.\n\n```toml\n[build]\nx = 1\n```\n"

@@ -333,3 +333,119 @@ def test_any_body_of_an_example_directive_is_kept_verbatim(body: str, name: str)
     md = render_markdown(parse_rst(text, "p"), lambda x: None, lambda d, p: None).markdown
     fences = [t for t in MarkdownIt("commonmark").parse(md) if t.type == "fence"]
     assert [t.content for t in fences] == [body + "\n"]
+
+
+def _fences(md: str) -> list[tuple[str, str]]:
+    """(info, code) of each fence of ``md`` as CommonMark reads it."""
+    return [
+        (t.info, t.content.rstrip("\n"))
+        for t in MarkdownIt("commonmark").parse(md)
+        if t.type == "fence"
+    ]
+
+
+def test_code_in_a_field_or_a_definition_is_a_fence_of_its_own() -> None:
+    # a literal block in a field's body or a definition (Python's enum and tkinter pages)
+    # stays a fence, not triple backticks inside the field's paragraph
+    md = parse(
+        """
+        :names: The members (a string)::
+
+            'RED GREEN BLUE'
+
+          or an iterator of names::
+
+            ['RED', 'GREEN']
+
+        :module: where the class is found.
+
+        At creation time
+           ::
+
+              fred = Button(self, fg="red")
+
+        After it
+           Set it::
+
+              fred["fg"] = "red"
+
+        Then::
+
+            >>> print(1)
+            1
+        """
+    )
+    assert [code for _, code in _fences(md)] == [
+        "'RED GREEN BLUE'",
+        "['RED', 'GREEN']",
+        'fred = Button(self, fg="red")',
+        'fred["fg"] = "red"',
+        ">>> print(1)\n1",
+    ]
+    assert "- **module**: where the class is found." in md
+    assert "**After it**\n: Set it:" in md
+
+
+def test_the_argument_of_a_test_directive_names_its_group_not_a_language() -> None:
+    # a body written right under ``.. testcode::`` is its group name, as in Sphinx
+    md = parse(
+        """
+        .. testcode::
+           import random
+
+           print(random.random())
+
+        .. doctest:: grouped
+
+           >>> 1 + 1
+           2
+        """
+    )
+    assert _fences(md) == [("python", "print(random.random())"), ("python", ">>> 1 + 1\n2")]
+
+
+def test_literal_blocks_in_an_unknown_directive_stay_code() -> None:
+    # Python's own directives (``awaitablemethod``, ``pdbcommand``, ``deprecated-removed``)
+    # hold prose with literal blocks: the prose stays plain text, each block code as written
+    md = parse(
+        """
+        .. awaitablemethod:: loop.run(func)
+
+           Run *func*. Example::
+
+              import asyncio
+
+              def  blocking():
+                  pass
+
+           is the same as ::
+
+              await  x
+
+           A session:
+
+           >>> f(1)
+           2
+
+           .. note::
+
+              Not code.
+
+        .. deprecated-removed:: 3.11 3.13
+           Gone.
+
+           For example, with :class:`Message`::
+
+               msg = Message()
+               msg['to'] = 'x'
+        """
+    )
+    assert [code for _, code in _fences(md)] == [
+        "import asyncio\n\ndef  blocking():\n    pass",
+        "await  x",
+        ">>> f(1)\n2",
+        "msg = Message()\nmsg['to'] = 'x'",
+    ]
+    assert "Run \\*func\\*. Example:" in md and "is the same as" in md
+    assert "For example, with :class:\\`Message\\`:" in md
+    assert ".. note::\n\nNot code." in md  # a directive inside: text, as before

@@ -153,3 +153,45 @@ def test_a_tree_without_a_site_url_takes_its_packages_documentation_url(tmp_path
     assert {n.meta["url"] for n in given.nodes if n.kind == "page"} == {
         "https://mirror.example/guide/"
     }
+
+
+def test_a_clone_without_a_docs_url_links_to_its_files_in_the_repository_view(
+    tmp_path: Path,
+) -> None:
+    # the web view comes after the package metadata's docs URL, and links between pages
+    # (Markdown and reStructuredText alike) lead to the other page's file there
+    from cogitave.ingest.docs import read_docs
+
+    view = "https://github.com/org/thing/blob/0123abc/docs/"
+    docs = tmp_path / "repo" / "docs"
+    docs.mkdir(parents=True)
+    (docs / "guide.md").write_text(
+        "# Guide\n\nSee [the API](api/ref.md#calls).\n\n## Setup\n\nRun it.\n"
+    )
+    (docs / "api").mkdir()
+    (docs / "api" / "ref.md").write_text("# Ref\n\n## Calls\n\nCall it.\n")
+    batch = read_docs(docs, files_url=view)
+    urls = {n.uid: n.meta["url"] for n in batch.nodes}
+    assert urls["guide"] == view + "guide.md" and urls["guide#setup"] == view + "guide.md#setup"
+    assert urls["api/ref#calls"] == view + "api/ref.md#calls"
+    guide = next(n for n in batch.nodes if n.uid == "guide")
+    assert f"[the API]({view}api/ref.md#calls)" in (guide.content or "")
+    assert batch.stats["url_rule"] == "repository" and view in batch.report
+    (tmp_path / "repo" / "pyproject.toml").write_text(
+        '[project]\nname = "thing"\n\n[project.urls]\nDocumentation = "https://thing.example/"\n'
+    )
+    named = read_docs(docs, files_url=view)
+    assert {n.meta["url"] for n in named.nodes if n.kind == "page"} == {
+        "https://thing.example/guide/",
+        "https://thing.example/api/ref/",
+    }
+    assert named.stats["url_rule"] == "metadata"
+    sphinx = tmp_path / "sphinx"
+    sphinx.mkdir()
+    (sphinx / "conf.py").write_text("")
+    (sphinx / "index.rst").write_text("Home\n====\n\nRead :doc:`usage`.\n")
+    (sphinx / "usage.rst").write_text("Usage\n=====\n\nText.\n")
+    rst = read_docs(sphinx, files_url=view)
+    home = next(n for n in rst.nodes if n.uid == "index")
+    assert f"[Usage]({view}usage.rst)" in (home.content or "")
+    assert home.meta["url"] == view + "index.rst"

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cogitave.errors import IngestError, InputError
-from cogitave.ingest.remote import GitSource
+from cogitave.ingest.remote import GitSource, file_url
 
 GIT = os.environ.get("COGITAVE_GIT", "git")
 GIT_TIMEOUT = 600.0
@@ -94,6 +94,16 @@ def checkout(source: GitSource, cache: Path | None = None) -> Checkout:
         if not real.is_dir():
             raise IngestError(f"{source}: no folder {source.subdir} at {commit[:12]}")
     return Checkout(path, work, commit, tag)
+
+
+def web_folder(source: GitSource, got: Checkout, folder: Path | None = None) -> str | None:
+    """Where the web view of ``source``'s repository shows the files of ``folder`` (None:
+    the folder checked out to be read) at the commit checked out, ending in ``/``; None
+    when its host has no web view :func:`~cogitave.ingest.remote.file_url` knows."""
+    rel = os.path.relpath(folder or got.path, got.root)
+    if rel.startswith(".."):
+        return None
+    return file_url(source.url, got.commit, "" if rel == "." else rel.replace(os.sep, "/") + "/")
 
 
 MAX_TAGS = 100_000

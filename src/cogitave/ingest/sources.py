@@ -61,6 +61,9 @@ class SourceOptions:
     allow_outside: tuple[Path, ...] = ()  # docs: folders outside the tree that may be read
     version: str | None = None  # docs: the version of a versioned tree to read
     library: str | None = None  # pyapi: the distribution a site-packages folder is read for
+    # docs: a clone's files in its repository's web view, at the commit read (URLs when
+    # nothing names the published docs)
+    files_url: str | None = None
 
 
 SourceReader = Callable[[Path, SourceOptions], Batch]
@@ -76,7 +79,12 @@ def _docs(path: Path, o: SourceOptions) -> Batch:
 
         return read_html_folder(path, CrawlOptions(base_url=o.base_url), o.schema)
     return read_docs(
-        path, o.schema, base_url=o.base_url, allow_outside=o.allow_outside, version=o.version
+        path,
+        o.schema,
+        base_url=o.base_url,
+        allow_outside=o.allow_outside,
+        version=o.version,
+        files_url=o.files_url,
     )
 
 
@@ -105,18 +113,21 @@ def read_source(
     allow_outside: Sequence[str | Path] = (),
     version: str | None = None,
     library: str | None = None,
+    files_url: str | None = None,
 ) -> Batch:
     """The source at ``path`` read as ``fmt`` (see the module doc). ``schema``: a schema, or
     the path of its TOML file; ``base_url``, ``allow_outside`` and ``version`` are for docs
-    trees (``version``: one the tree holds, else an :class:`InputError` naming them);
-    ``library`` names the distribution a ``pyapi`` source is read for."""
+    trees (``version``: one the tree holds, else an :class:`InputError` naming them), and
+    ``files_url`` (a clone's folder in its repository's web view, at the commit read: the
+    pages' URLs when nothing else names them); ``library`` names the distribution a
+    ``pyapi`` source is read for."""
     source, found = Path(path), fmt
     if not source.exists():
         raise IngestError(f"source not found: {source} (to remove its nodes: cogitave delete)")
     try:
         declared = Schema.load(schema) if isinstance(schema, str | Path) else schema
         outside = tuple(Path(p) for p in allow_outside)
-        options = SourceOptions(declared, base_url, outside, version, library)
+        options = SourceOptions(declared, base_url, outside, version, library, files_url)
         found = detect_format(source) if fmt == "auto" else fmt
         check_format(source, found)
         if version is not None and found not in DOC_FORMATS:

@@ -323,16 +323,16 @@ class RepositoryStep:
         return ctx.tags[url]
 
     def fetch(self, want: Want, candidate: Candidate, ctx: Context) -> Fetched:
-        from cogitave.ingest.clone import checkout
+        from cogitave.ingest.clone import checkout, web_folder
 
         assert isinstance(candidate.location, GitSource)
         got = checkout(candidate.location)
         folder = docs_folder(got.root, candidate.extra.get("subdir"))
         rel = os.path.relpath(folder, got.root)
         where = candidate.where.split("#", 1)[0] + ("" if rel == "." else f"#{rel}")
-        return index_location(
-            want, replace(candidate, location=folder, where=where), ctx, commit=got.commit
-        )
+        files = web_folder(candidate.location, got, folder)
+        located = replace(candidate, location=folder, where=where)
+        return index_location(want, located, ctx, commit=got.commit, files_url=files)
 
 
 class SiteStep:
@@ -372,10 +372,16 @@ def default_steps() -> list[Step]:
 
 # -- helpers ----------------------------------------------------------------------------------
 def index_location(
-    want: Want, candidate: Candidate, ctx: Context, *, commit: str | None = None
+    want: Want,
+    candidate: Candidate,
+    ctx: Context,
+    *,
+    commit: str | None = None,
+    files_url: str | None = None,
 ) -> Fetched:
     """Index ``candidate.location`` as ``want``'s library version, its provenance
-    ``candidate.where``."""
+    ``candidate.where`` (a clone's: its ``commit``, and ``files_url``, where its repository's
+    web view shows the folder read)."""
     from cogitave import indexing
     from cogitave.indexing import Origin, SourceSpec
 
@@ -394,7 +400,7 @@ def index_location(
         library=want.dep.name,
         version=want.version,
         encoder=ctx.encoder,
-        origin=Origin(candidate.where, commit, None),
+        origin=Origin(candidate.where, commit, None, files_url=files_url),
     )
     res = indexing.index(spec, progress=ctx.progress, on_read=read)
     published = res.published is not None and res.published.root is not None

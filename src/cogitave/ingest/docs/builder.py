@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from cogitave.ingest.confined import MAX_INCLUDED_BYTES, TreeReader
 from cogitave.ingest.docs.frontmatter import FrontMatter, FrontMatterMapping, Unbuilt, strings
@@ -100,6 +100,7 @@ class Builder:
         self._included: Counter[Path] = Counter()  # page file -> bytes its includes pulled in
         self._base = Path(os.path.abspath(site.base))
         self._shown: dict[tuple[Path, bool], str] = {}
+        self._rel_files: dict[str, Path] = {}  # page rel -> its file (a repository's view)
 
     # -- pages ----------------------------------------------------------------------------
     def add_page(
@@ -207,19 +208,33 @@ class Builder:
         if page_uid not in self.pages:
             return None  # an API object: its page's links are written as URLs already
         anchor = urlsplit(target).fragment  # as written: the site's own anchor
-        return self.absolute(self.pages[page_uid].at(anchor))
+        target_page = self.pages[page_uid]
+        return self.absolute(target_page.at(anchor), target_page.file)
 
     # -- plumbing -------------------------------------------------------------------------
-    def absolute(self, url: str) -> str:
-        """A site URL path made absolute when the site's base URL is known."""
-        base = self.site.site_url
-        if not base or not url.startswith("/"):
+    def absolute(self, url: str, file: Path | None = None) -> str:
+        """A site URL path made absolute: below the site's base URL when it is known; else,
+        for a tree read from a repository whose web view is known, the page's ``file`` there
+        (at the commit read) with the URL's anchor; else as it is."""
+        if not url.startswith("/"):
             return url
-        return base.rstrip("/") + url
+        base = self.site.site_url
+        if base:
+            return base.rstrip("/") + url
+        if self.site.files_url and file is not None:
+            shown = self.shown(file)
+            if not Path(shown).is_absolute() and not shown.startswith("../"):
+                anchor = url.partition("#")[2]
+                page = self.site.files_url + quote(shown, safe="/")
+                return f"{page}#{anchor}" if anchor else page
+        return url
 
     def url_of(self, rel: str) -> str:
         """The absolute URL of the page file ``rel`` (no front matter)."""
-        return self.absolute(url_of(self.site, rel, {}))
+        if self.site.files_url and rel not in self._rel_files:
+            self._rel_files.update({p.rel: p.file for p in self.pages.values()})
+            self._rel_files.update({s.rel: s.file for s in self.rst.values()})
+        return self.absolute(url_of(self.site, rel, {}), self._rel_files.get(rel))
 
     def strings(self, front: Mapping[str, Any], keys: tuple[str, ...], shown: str) -> list[str]:
         """Front-matter strings under ``keys``; unusable values are reported."""

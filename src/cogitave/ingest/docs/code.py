@@ -26,7 +26,8 @@ def code_sample(b: Builder, page: Page, n: int, block: CodeBlock) -> None:
     meta["url"] = b.absolute(
         page.url
         if container_heading < 0
-        else page.at(page.parsed.headings[container_heading].anchor)
+        else page.at(page.parsed.headings[container_heading].anchor),
+        page.file,
     )
     meta["breadcrumb"] = [
         *b.trail.get(page.uid, []),

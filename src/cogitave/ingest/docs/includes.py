@@ -35,7 +35,9 @@ _HL = re.compile(r"hl\[([\d:,\s]+)\]")
 _HUGO_INCLUDE = re.compile(
     r"^\s*\{\{[<%]\s*(?:include|readfile)\s+(?:file=)?[\"']([^\"']+)[\"'][^>%]*[>%]\}\}\s*$"
 )
-_HUGO_CODE_OPEN = re.compile(r"^\s*\{\{<\s*(code-toggle|highlight|code)\b([^>]*)>\}\}\s*$")
+# one written ``/>}}`` has no body (``code-toggle config=build`` shows the site's settings):
+# it is no fence, and goes as any other shortcode
+_HUGO_CODE_OPEN = re.compile(r"^\s*\{\{<\s*(code-toggle|highlight|code)\b([^>]*?)(?<!/)>\}\}\s*$")
 _HUGO_CODE_CLOSE = re.compile(r"^\s*\{\{<\s*/\s*(code-toggle|highlight|code)\s*>\}\}\s*$")
 _HUGO_SHORTCODE = re.compile(r"\{\{[<%]\s*/?\s*(?!(?:rel)?ref\b)[\w-]+[^{}]*?[>%]\}\}")
 

@@ -29,7 +29,7 @@ def page_nodes(b: Builder, page: Page) -> None:
     crumbs = [*b.trail.get(page.uid, []), page.title]
     meta: dict[str, Any] = {
         "path": b.shown(page.file),
-        "url": b.absolute(page.url),
+        "url": b.absolute(page.url, page.file),
         "breadcrumb": crumbs,
     }
     if page.aliases:
@@ -57,7 +57,7 @@ def page_nodes(b: Builder, page: Page) -> None:
             b.expanded(page, parsed.section_markdown(i)),
             {
                 "path": meta["path"],
-                "url": b.absolute(page.at(h.anchor)),
+                "url": b.absolute(page.at(h.anchor), page.file),
                 "anchor": h.anchor,
                 "level": h.level,
                 "line": h.line + page.front.offset + 1,
@@ -94,7 +94,7 @@ def _term(b: Builder, page: Page, entry: DefEntry, section: int, crumbs: list[st
         b.expanded(page, entry.markdown),
         {
             "path": b.shown(page.file),
-            "url": b.absolute(page.at(entry.anchor)),
+            "url": b.absolute(page.at(entry.anchor), page.file),
             "anchor": entry.anchor,
             "line": entry.line + page.front.offset + 1,
             "breadcrumb": [
@@ -127,7 +127,7 @@ def _api_nodes(b: Builder, page: Page) -> None:
             b.expanded(page, md),
             {
                 "path": b.shown(page.file),
-                "url": b.absolute(f"{page.url}#{obj.anchor}"),
+                "url": b.absolute(f"{page.url}#{obj.anchor}", page.file),
                 "anchor": obj.anchor,
                 "objtype": obj.objtype,
                 "breadcrumb": [*crumbs, obj.name],

@@ -1,9 +1,16 @@
-"""Where a docs tree is published, when its site's configuration does not say: the package
-metadata beside it (``pyproject.toml`` ``[project.urls]``, ``package.json`` ``homepage``).
+"""Where a docs tree's pages are opened: :func:`public_urls` picks the first rule that gives
+it, and says which in the report.
 
-A tree read without a public URL gives pages URLs from the site's root (``/api.html``) that no
-reader can open; the docs reader asks :func:`documentation_url` before it settles for that,
-and says in its report where the URL came from, or that there is none.
+1. ``--base-url``;
+2. the site's configuration (MkDocs ``site_url``, Docusaurus ``url``, ...);
+3. the package metadata beside the tree (:func:`documentation_url`: ``pyproject.toml``
+   ``[project.urls]``, ``package.json`` ``homepage``);
+4. a tree cloned from a repository on a host with a web view (GitHub, GitLab, Codeberg,
+   Bitbucket: :func:`cogitave.ingest.remote.file_url`): each page's file there, at the
+   commit read, with the page's anchor (the one its docs generator gives; the host's own
+   rendering names most headings alike);
+5. none: pages keep URLs from the site's root (``/api.html``) that no reader can open, and
+   the report says how to give one.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cogitave.ingest.confined import TreeReader
+from cogitave.ingest.docs.site import Site
 
 _DOC_KEYS = ("documentation", "docs", "doc", "homepage", "home")
 
@@ -73,3 +81,40 @@ def _metadata_url(data: Any, name: str) -> tuple[str, str] | None:
                 if len(url) <= 2048:
                     return (url if url.endswith("/") else url + "/"), f"{label} {key}"
     return None
+
+
+def public_urls(site: Site, path: Path, base_url: str | None, files_url: str | None) -> None:
+    """Where the site's pages are opened, by the first rule that gives it: ``--base-url``,
+    the site's configuration, the package metadata's docs URL, the repository's web view
+    (``files_url``), else site paths no reader can open; the rule is kept in
+    ``site.url_rule`` and said in a note of the report."""
+    if base_url:
+        site.site_url, site.url_rule = base_url, "base_url"
+        site.notes.append(f"URLs under {base_url}, as given (--base-url)")
+        return
+    if site.site_url:
+        site.url_rule = "site"
+        site.notes.append(f"URLs under {site.site_url}, as the site's configuration names it")
+        return
+    found = documentation_url(path)
+    if found is not None:
+        site.site_url, site.url_rule = found[0], "metadata"
+        site.notes.append(
+            f"URLs under {found[0]}: read from {found[1]}, as the site's configuration "
+            "names none (--base-url to give another)"
+        )
+        return
+    if files_url:
+        site.files_url, site.url_rule = files_url, "repository"
+        site.notes.append(
+            f"URLs at each page's file in the repository's web view, at the commit read "
+            f"({files_url}): --base-url, the site's configuration and the package metadata "
+            "name no published docs (--base-url to give them)"
+        )
+        return
+    site.url_rule = "none"
+    site.notes.append(
+        "no public URL: the site's configuration, the package metadata and --base-url "
+        "give none, so hits link to paths from the site's root (/page/), which no "
+        "reader can open and which other libraries share: pass --base-url"
+    )

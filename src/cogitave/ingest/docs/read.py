@@ -67,7 +67,7 @@ from cogitave.ingest.docs.frontmatter import FrontMatterMapping
 from cogitave.ingest.docs.layout import detect_site
 from cogitave.ingest.docs.nodes import page_nodes
 from cogitave.ingest.docs.pages import add_rst_pages, read_pages
-from cogitave.ingest.docs.public_url import documentation_url
+from cogitave.ingest.docs.public_url import public_urls
 from cogitave.ingest.docs.report import format_report
 from cogitave.ingest.docs.structure import hierarchy
 from cogitave.ingest.records import MAX_LISTED, Batch
@@ -107,10 +107,15 @@ def read_docs(
     base_url: str | None = None,
     allow_outside: Sequence[str | Path] = (),
     version: str | None = None,
+    files_url: str | None = None,
 ) -> DocsBatch:
     """Read a docs tree (MkDocs, Hugo, Docusaurus, VitePress, Next.js, Sphinx or a plain
     Markdown/MDX/RST folder) into nodes and edges (see the module doc). ``base_url`` makes
-    URLs absolute, over the site's own setting. Nothing outside the tree (the folder named,
+    URLs absolute, over the site's own setting; with neither, the docs URL the package
+    metadata names (:func:`documentation_url`); with none of these, ``files_url`` (a tree
+    cloned from a repository whose host has a web view: the URL its files are shown under,
+    at the commit read) makes each node's URL its page file's there, with its anchor; the
+    report says which rule gave the URLs. Nothing outside the tree (the folder named,
     or a file's folder) is read unless a folder of ``allow_outside`` holds it: what is
     refused is listed in the report (``stats["refused"]``). ``version``: of a tree holding
     several versions of its docs, the one to read (None: the one the site serves by default;
@@ -118,22 +123,7 @@ def read_docs(
     started = time.perf_counter()
     reader = TreeReader.for_source(path, allow_outside)
     site = detect_site(Path(path), reader, version)
-    if base_url:
-        site.site_url = base_url
-    elif not site.site_url:
-        found = documentation_url(Path(path))
-        if found is not None:
-            site.site_url = found[0]
-            site.notes.append(
-                f"URLs under {found[0]}: read from {found[1]}, as the site's configuration "
-                "names none (--base-url to give another)"
-            )
-        else:
-            site.notes.append(
-                "no public URL: the site's configuration, the package metadata and --base-url "
-                "give none, so hits link to paths from the site's root (/page/), which no "
-                "reader can open and which other libraries share: pass --base-url"
-            )
+    public_urls(site, Path(path), base_url, files_url)
     b = Builder(site, mapping or FrontMatterMapping())
     read_pages(b)
     if b.rst:
@@ -173,6 +163,8 @@ def finish(
     stats["refused_count"] = len(refused)
     stats["allow_outside"] = sorted({r.allow for r in refused if r.allow})
     stats["notes"] = b.site.notes
+    if b.site.url_rule:
+        stats["url_rule"] = b.site.url_rule
     return DocsBatch(
         nodes=nodes,
         problems=b.problems,

@@ -17,7 +17,9 @@ on an extension it does not know and never loses its text:
   a ``:language:`` option or a one-word argument, else ``python`` for a ``>>>`` session or
   a decorator, else none;
 - any other unknown directive: its argument and body kept as plain text, not parsed (its
-  markup shown as written);
+  markup shown as written), except its literal blocks (below a paragraph ending in ``::``)
+  and doctest blocks, kept as code byte for byte (such a body is prose, however much of it
+  reads as code);
 - ``.. math::``: the formula as written between ``$$`` lines;
 - a role: a link when it names something the tree holds, else its text as code (an unknown
   role's too, as the default role's ```text```);
@@ -280,7 +282,10 @@ class _Unknown(_Generic):
         body = _raw_body(self, whole)
         argument = "" if whole else argument
         bare = self.name.rpartition(":")[2]
-        if body.strip() and (CODE_NAME.search(bare) or looks_like_code(body)):
+        chunks = _prose_and_code(body)
+        # a paragraph introducing a literal block (``Example::``) is prose, however coded
+        prose = any(isinstance(c, nodes.literal_block) for c in chunks)
+        if body.strip() and (CODE_NAME.search(bare) or (looks_like_code(body) and not prose)):
             language = str(self.options.get("language") or self.options.get("lang") or "")
             caption = str(self.options.get("caption") or "")
             if not language and argument:
@@ -302,10 +307,68 @@ class _Unknown(_Generic):
             head = nodes.paragraph()
             head += nodes.strong(text=" ".join(argument.split()))
             out.append(head)
-        for chunk in re.split(r"\n\s*\n", body.strip("\n")):
-            if chunk.strip():
+        for chunk in chunks:
+            if isinstance(chunk, str):
                 out.append(nodes.paragraph("", "", nodes.Text(chunk.lstrip())))
+            else:
+                out.append(chunk)
         return out
+
+
+def _prose_and_code(body: str) -> list[str | nodes.Element]:
+    """An unknown directive's body read as plain text: its paragraphs as written, except
+    its literal blocks (the lines indented below a paragraph ending in ``::``, which shows
+    ``:`` as docutils shows it; a directive's ``.. name::`` is no such paragraph) and
+    doctest blocks (a paragraph opening with ``>>>``), kept as code byte for byte."""
+    lines = body.strip("\n").split("\n")
+    out: list[str | nodes.Element] = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].strip():
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and lines[j].strip():
+            j += 1
+        para = lines[i:j]
+        if para[0].lstrip().startswith(">>>"):
+            code = _dedent_block(para)
+            out.append(nodes.doctest_block(code, code))
+            i = j
+            continue
+        k = j
+        if para[-1].rstrip().endswith("::") and not re.match(r"\s*\.\.(\s|$)", para[0]):
+            indent = _columns(para[0])
+            while k < len(lines) and (not lines[k].strip() or _columns(lines[k]) > indent):
+                k += 1
+            while k > j and not lines[k - 1].strip():
+                k -= 1
+        text = "\n".join(para)
+        if k > j:
+            text = re.sub(r"(\s?)::\s*$", lambda m: "" if m.group(1) else ":", text.rstrip())
+        if text.strip():
+            out.append(text)
+        if k > j:
+            code = _dedent_block(lines[j:k])
+            out.append(nodes.literal_block(code, code))
+        i = max(j, k)
+    return out
+
+
+def _columns(line: str) -> int:
+    """The indentation of ``line`` in columns (tabs to 8)."""
+    wide = line.expandtabs(8)
+    return len(wide) - len(wide.lstrip())
+
+
+def _dedent_block(lines: list[str]) -> str:
+    """Lines of code without their common indentation (blank lines at the ends dropped),
+    tabs and trailing spaces as written."""
+    while lines and not lines[0].strip():
+        lines = lines[1:]
+    cut = min((_columns(x) for x in lines if x.strip()), default=0)
+    kept = (_dedent_raw(x, x.expandtabs(8)[cut:].rstrip(), cut) for x in lines)
+    return "\n".join(kept).rstrip("\n")
 
 
 def _raw_body(d: Directive, whole: bool = False) -> str:
@@ -429,10 +492,12 @@ class _Code(_Generic):
     optional_arguments = 1
 
     def run(self) -> list[nodes.Node]:
-        default = "python" if self.name in _TEST_CODE else _state(self).highlight
-        language = self.arguments[0].strip() if self.arguments else default
-        if self.name == "testoutput":
-            language = "text"
+        if self.name in _TEST_CODE:
+            # the argument of ``doctest``/``testcode``... names a group of tests (a body
+            # written right under the directive is read as one, as Sphinx reads it)
+            language = "text" if self.name == "testoutput" else "python"
+        else:
+            language = self.arguments[0].strip() if self.arguments else _state(self).highlight
         text = _raw_body(self)
         block = nodes.literal_block(text, text)
         block["language"] = language

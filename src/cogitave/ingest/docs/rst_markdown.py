@@ -108,20 +108,18 @@ class _Renderer:
             items = []
             for item in node.children:
                 term = " ".join(self.inline(c) for c in item.children if isinstance(c, nodes.term))
-                body = [
-                    b
-                    for c in item.children
-                    if isinstance(c, nodes.definition)
-                    for b in self.blocks(c.children, depth)
-                ]
-                items.append(f"**{term}**\n" + _indent("\n\n".join(body), ": ", "  "))
+                body = [c for c in item.children if isinstance(c, nodes.definition)]
+                lead, rest = self.labelled(body[0] if body else None, depth)
+                text = f"**{term}**" + ("\n" + _indent(lead, ": ", "  ") if lead else "")
+                items.append(text + ("\n\n" + _indent(rest, "  ", "  ") if rest else ""))
             return items
         if isinstance(node, nodes.field_list):
             rows = []
             for f in node.children:
                 name = self.inline(f[0]) if f.children else ""
-                body = " ".join(self.blocks(f[1].children, depth)) if len(f.children) > 1 else ""
-                rows.append(f"- **{name}**: {body}")
+                lead, rest = self.labelled(f[1] if len(f.children) > 1 else None, depth)
+                text = f"- **{name}**:" + (f" {lead}" if lead else "")
+                rows.append(text + ("\n\n" + _indent(rest, "  ", "  ") if rest else ""))
             return ["\n".join(rows)]
         if isinstance(node, nodes.Admonition):
             label = node.tagname.replace("_", " ").capitalize()
@@ -147,6 +145,21 @@ class _Renderer:
         if isinstance(node, nodes.Element):
             return self.blocks(node.children, depth)
         return []
+
+    def labelled(self, body: nodes.Element | None, depth: int) -> tuple[str, str]:
+        """A definition's or a field's body as (its first paragraph, shown beside the term or
+        the name; the rest, its own blocks below): a block that is no paragraph (a literal
+        block first of all) never follows a term on its line, where it would be text."""
+        if body is None:
+            return "", ""
+        lead = ""
+        rest: list[str] = []
+        for k, child in enumerate(body.children):
+            shown = [b for b in self.block(child, depth) if b.strip()]
+            if k == 0 and isinstance(child, nodes.paragraph) and shown:
+                lead, shown = shown[0], shown[1:]
+            rest += shown
+        return lead, "\n\n".join(rest)
 
     def section(self, node: nodes.section, level: int) -> list[str]:
         title = self.inline(node[0]) if node.children else ""

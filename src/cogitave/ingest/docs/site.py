@@ -82,6 +82,12 @@ class Site:
     nav: NavGroup | None = None
     redirects: dict[str, str] = field(default_factory=dict)  # old rel path -> target
     site_url: str = ""
+    # with no site URL: where the repository the tree was cloned from shows its files at the
+    # commit read (``https://github.com/o/r/blob/<commit>/docs/``), the tree's paths below it
+    files_url: str = ""
+    # which rule gave the URLs: base_url, site, metadata, repository, none ("": another
+    # reader's, which names its own)
+    url_rule: str = ""
     notes: list[str] = field(default_factory=list)
     nav_missing: list[str] = field(default_factory=list)
     other_trees: tuple[str, ...] = ()  # URL prefixes of other language trees
