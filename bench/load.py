@@ -12,8 +12,10 @@ With ``--compare``, instead: unseen queries only (every request a query no serve
 before, so each is encoded), keep-alive clients as MCP clients and agents use, against three
 servers over the same collection started side by side: queries batched across requests
 (the default), ``COGITAVE_QUERY_BATCHING=0``, and the default served by two processes
-(``--processes 2``); with ``--baseline-src DIR`` a fourth runs the
-code of another checkout (``DIR/src``, e.g. a worktree of an earlier commit). Each level runs
+(``--processes 2``), and the default on the pure-Python HTTP stack (asyncio's loop and h11,
+as when uvloop and httptools are not installed); with ``--baseline-src DIR`` one more runs the
+code of another checkout (``DIR/src``, e.g. a worktree of an earlier commit, on the pure-Python
+stack too: the dependencies it declared). Each level runs
 every server in turn, the order rotating per level; the table gives req/s and latency per
 server and the ratio to the unbatched one, and a ranking check (the same 30 unseen queries
 through every server: ids and scores equal).
@@ -276,6 +278,15 @@ async def run_unseen(base_url: str, level: Level, seconds: float, seed: int) -> 
     await drive(base_url, level, seconds, request)
 
 
+def pure_python_http(folder: Path) -> Path:
+    """A folder that, first on ``PYTHONPATH``, makes ``uvloop`` and ``httptools`` fail to
+    import: uvicorn then runs asyncio's loop and h11, as without those packages."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("uvloop", "httptools"):
+        (folder / f"{name}.py").write_text(f"raise ImportError('{name}: left out by the bench')\n")
+    return folder
+
+
 def compare(args: argparse.Namespace, path: Path, levels: list[int]) -> str:
     """The --compare run (see the module doc): the table as Markdown."""
     servers: dict[str, dict[str, str]] = {
@@ -284,9 +295,11 @@ def compare(args: argparse.Namespace, path: Path, levels: list[int]) -> str:
         "2 processes": {},
     }
     flags: dict[str, list[str]] = {"2 processes": ["--processes", "2"]}  # the rest: none
+    shim = pure_python_http(Path(tempfile.mkdtemp(prefix="cogitave-load-shim-")))
+    servers["h11 + asyncio"] = {"PYTHONPATH": str(shim)}
     if args.baseline_src:
         servers[f"baseline ({args.baseline_src.name})"] = {
-            "PYTHONPATH": str(args.baseline_src.resolve() / "src"),
+            "PYTHONPATH": f"{args.baseline_src.resolve() / 'src'}{os.pathsep}{shim}",
             "COGITAVE_QUERY_BATCHING": "0",
         }
     paths = {name: path for name in servers}
@@ -316,7 +329,8 @@ def compare(args: argparse.Namespace, path: Path, levels: list[int]) -> str:
                 got.append([(r["uid"], round(r["score"], 9)) for r in res.json()["results"]])
             answers[name] = got
         # the servers on one collection answer alike (a baseline's has its own vectors)
-        same = answers["batched (default)"] == answers["unbatched"] == answers["2 processes"]
+        ours = ("batched (default)", "unbatched", "2 processes", "h11 + asyncio")
+        same = all(answers[n] == answers[ours[0]] for n in ours)
         names = list(procs)
         for li, c in enumerate(levels):
             order = names[li % len(names) :] + names[: li % len(names)]
@@ -340,6 +354,7 @@ def compare(args: argparse.Namespace, path: Path, levels: list[int]) -> str:
     finally:
         for proc, _ in procs.values():
             stop_server(proc)
+        shutil.rmtree(shim, ignore_errors=True)
     return "\n".join(
         [
             "",
@@ -355,7 +370,7 @@ def compare(args: argparse.Namespace, path: Path, levels: list[int]) -> str:
             "|---:|---|---:|---:|---:|---:|---:|---:|",
             *rows,
             "",
-            f"Ranking check, 30 unseen queries, batched, unbatched and 2 processes: "
+            f"Ranking check, 30 unseen queries, batched, unbatched, 2 processes and h11: "
             f"{'the same ids and scores' if same else 'RANKINGS DIFFER'}.",
         ]
     )
