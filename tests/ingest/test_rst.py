@@ -449,3 +449,19 @@ def test_literal_blocks_in_an_unknown_directive_stay_code() -> None:
     assert "Run \\*func\\*. Example:" in md and "is the same as" in md
     assert "For example, with :class:\\`Message\\`:" in md
     assert ".. note::\n\nNot code." in md  # a directive inside: text, as before
+
+
+def test_a_directive_whose_name_only_holds_a_code_word_is_prose(tmp_path: Path) -> None:
+    # CPython's ``.. opcode::`` describes an instruction in prose: "code" inside a word of the
+    # name is not a code directive (``code-tab``, ``runblock``, ``plantuml`` are).
+    (tmp_path / "conf.py").write_text("project = 'x'\n")
+    (tmp_path / "dis.rst").write_text(
+        "Opcodes\n=======\n\n.. opcode:: LOAD_FAST (var_num)\n\n"
+        "   Pushes a reference to the local variable onto the stack.\n\n"
+        ".. plantuml::\n\n   Alice -> Bob: hello\n"
+    )
+    batch = read_docs(tmp_path)
+    codes = [str(n.dims["code"]) for n in batch.nodes if n.kind == "code_sample"]
+    assert codes == ["Alice -> Bob: hello\n"]
+    page = next(n for n in batch.nodes if n.uid == "dis")
+    assert "Pushes a reference to the local variable onto the stack." in page.content

@@ -104,11 +104,13 @@ CONTAINERS = {
 }  # fmt: skip
 # Object descriptions outside the Python domain: signatures in the argument, body in RST.
 DESCRIBE = frozenset(("option", "cmdoption", "envvar", "confval", "describe", "object"))
-# An unknown directive whose name holds one of these is code (``click:example``, ``runblock``,
-# ``jupyter-execute``, ``ipython``, ``code-tab``, ``shell-session``...).
+# An unknown directive is code when a part of its name starts with one of these words
+# (``click:example``, ``runblock``, ``jupyter-execute``, ``ipython``, ``code-tab``,
+# ``shell-session``...) or it names a diagram language anywhere (``plantuml``). A word inside a
+# part is not enough: CPython's ``.. opcode::`` describes an instruction in prose.
 CODE_NAME = re.compile(
-    r"example|code|run|console|doctest|repl|shell|execute|ipython|plot|productionlist|"
-    r"graphviz|digraph|mermaid|uml"
+    r"(?:^|[-_.])(?:example|code|run|console|doctest|repl|shell|execute|ipython|plot|"
+    r"productionlist)|graphviz|digraph|mermaid|uml"
 )
 _LANGUAGE = re.compile(r"[a-z][\w+#.-]{0,24}", re.I)
 # The first line of a body that is code: a prompt, a decorator, a definition, an import...
