@@ -345,7 +345,7 @@ def test_a_refused_or_failed_tunnel_gives_no_dom() -> None:
         away = Route(b"", status=302, headers={"Location": b_tls}, etag=False)
         # Chromium answers a refused tunnel with its error page (ERR_...) or, as 156 does, with
         # no DOM at all: either way nothing is indexed and the other server saw nothing.
-        with counted({"/": away}) as (a, _), pytest.raises(RenderError, match="ERR_|no DOM"):
+        with counted({"/": away}) as (a, _), pytest.raises(RenderError, match=r"ERR_|no DOM"):
             _render(a.url + "/", a.url)
     assert b.hits.total() == 0 and b_conns == []
     with serve({}) as gone:
