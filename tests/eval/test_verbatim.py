@@ -142,3 +142,21 @@ def test_the_table_rows_and_misses() -> None:
     assert lines[2] == "| one | 2 | 4 | 3 | 0.7500 | 1 |"
     assert lines[3] == "| two | - | - | - | - | not found: /nowhere |"
     assert lines[-1] == "- one `a.md:3`: ``x = `1` | 2``"
+
+
+def test_a_page_path_out_of_the_tree_is_not_read(tmp_path) -> None:
+    # The check reads pages as the index does, through the confined reader: a page named by a
+    # link out of the tree (or a path with ..) is left out, never read.
+    from cogitave.eval.verbatim import check_tree
+    from cogitave.ingest.docs import DocsBatch
+
+    tree, outside = tmp_path / "docs", tmp_path / "secret.md"
+    tree.mkdir()
+    outside.write_text("```\ntop secret\n```\n")
+    (tree / "link.md").symlink_to(outside)
+    nodes = [
+        Node("link", kind="page", meta={"path": "link.md"}),
+        Node("up", kind="page", meta={"path": "../secret.md"}),
+    ]
+    got = check_tree(tree, DocsBatch(nodes, []))
+    assert got.blocks == 0 and got.misses == ()

@@ -45,6 +45,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
+from cogitave.ingest.confined import TreeReader
 from cogitave.ingest.docs import DocsBatch, read_docs
 from cogitave.nodes import Node
 
@@ -321,11 +322,13 @@ def check_tree(root: Path, batch: DocsBatch | None = None) -> Verbatim:
     held = indexed_blocks(batch.nodes)
     blocks = 0
     misses: list[Miss] = []
+    reader = TreeReader(root)  # the tree is read as the index reads it: nothing outside it
     for rel in pages:
         fmt = format_of(rel, shape)
-        if fmt is None:
+        data = None if fmt is None else reader.read_bytes(root / rel)
+        if fmt is None or data is None:
             continue
-        text = (root / rel).read_text(encoding="utf-8", errors="replace")
+        text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
         for line, code in source_blocks(text, fmt):
             blocks += 1
             if code not in held:
