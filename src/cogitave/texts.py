@@ -45,13 +45,16 @@ encoder's work; clipping sections at 500 characters and code at 300 was cheaper 
 0.022 on this project's set."""
 TEXT_RECIPES = (PLAIN, CONTEXT, LEAN)
 DEFAULT_TEXTS = LEAN
+"""The recipe new collections (and re-embedded ones) record."""
 UNEMBEDDED_KINDS: frozenset[str] = frozenset({"nav_group", "source_file"})
 """Kinds ``context-v2`` does not embed: hidden from searches unless asked for by kind, where
 BM25 and the exact lenses find them."""
 CLIP_CHARS: dict[str, int] = {"code_sample": 400, "section": 700, "page": 700}
 """``context-v2``: the characters of a node's own text the encoder reads, by kind (other
-kinds: the encoder's own limit)."""
-"""The recipe new collections (and re-embedded ones) record."""
+kinds: the encoder's own limit). Cheaper texts were measured and not adopted (bench/RESULTS.md
+"Cheaper texts against context-v2"): code at 300 or 200 characters, code without punctuation,
+code as its heading only or unembedded, a one-crumb breadcrumb, sections at 600 characters each
+cost a tuning set more than 0.005 MRR or nDCG@5 (Hugo's answers sit in its code)."""
 
 
 def dim_texts(node: Node, schema: Schema) -> dict[str, str]:
