@@ -157,6 +157,10 @@ def test_budget_charges_and_encodes() -> None:
     with pytest.raises(TooCostlyError) as e:
         b.encode({"a": ["x" * 10] * 20})
     assert e.value.details["bound"] == "response_bytes"
+    # Between the bounds the exact size decides: "\n" is written in two bytes, "\x01" in six.
+    assert b.encode(["\n" * 30]) == ('["' + "\\n" * 30 + '"]').encode()
+    with pytest.raises(TooCostlyError):
+        b.encode(["\x01" * 30])
     shared = "z" * 1000
     assert json_size([shared] * 1000, 10**9) > 1_000_000  # repeats count in full
     looked: list[int] = []

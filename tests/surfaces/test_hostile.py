@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from cogitave.collection import Collection
 from cogitave.errors import UnavailableError
 from cogitave.service import ops
-from cogitave.surfaces.cost import Budget, Limits, encode_json, json_size
+from cogitave.surfaces.cost import Budget, Limits, encode_json, json_bounds, json_size
 from cogitave.surfaces.graphql_cost import MAX_FIELDS, estimate_cost, shape_error
 from cogitave.surfaces.http import _error_response, create_app
 from tests.helpers import BASE_URL, docs_collection, http_error
@@ -238,6 +238,19 @@ JSON_VALUES = st.recursive(
 def test_json_size_never_undercounts_the_encoded_bytes(value: Any) -> None:
     data = encode_json(value)
     assert json_size(value, 10**9) >= len(data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=JSON_VALUES)
+def test_json_bounds_hold_the_encoded_bytes(value: Any) -> None:
+    low, high = json_bounds(value, 10**9)
+    assert low <= len(encode_json(value)) <= high
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(st.characters(exclude_categories=("Cs",))))
+def test_a_string_is_measured_exactly(text: str) -> None:
+    assert json_size(text, 10**9) == len(encode_json(text))
 
 
 # -- 9. lone surrogates are bad input everywhere --------------------------------------------

@@ -285,11 +285,15 @@ def _walk_nodes(
                 if v in seen:
                     continue
                 seen.add(v)
-                p2 = (*path, Hop(label, d, v))
-                if depth >= min_depth:
-                    _emit(result, max_rows, node_filter, seed, v, depth, p2)
-                if depth < max_depth:
-                    nxt.append((v, p2))
+                # The path is made only for a row or the next frontier: a 1-hop walk with a
+                # filter (the graph rerank's) reads most edges and keeps few of them.
+                row = depth >= min_depth and (node_filter is None or node_filter(v))
+                if row or depth < max_depth:
+                    p2 = (*path, Hop(label, d, v))
+                    if row:
+                        _emit(result, max_rows, None, seed, v, depth, p2)
+                    if depth < max_depth:
+                        nxt.append((v, p2))
         frontier = nxt
         if not frontier:
             break

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from cogitave.errors import QueryError
@@ -204,13 +204,24 @@ class Hit:
     """``name@version`` of the library version the hit is from (a collection of libraries)."""
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["breadcrumb"] = list(self.breadcrumb)
-        for key in ("group", "library"):
-            if getattr(self, key):
-                out[key] = list(self.group) if key == "group" else self.library
-            else:
-                del out[key]
+        # Field by field: dataclasses.asdict deep-copies every value, and at 10 hits a query
+        # that was 1.5 ms of a 5 ms query's CPU.
+        out: dict[str, Any] = {
+            "uid": self.uid,
+            "rank": self.rank,
+            "score": self.score,
+            "kind": self.kind,
+            "title": self.title,
+            "snippet": self.snippet,
+            "lenses": dict(self.lenses),
+            "url": self.url,
+            "path": self.path,
+            "breadcrumb": list(self.breadcrumb),
+        }
+        if self.group:
+            out["group"] = list(self.group)
+        if self.library:
+            out["library"] = self.library
         return out
 
 
@@ -229,9 +240,10 @@ class SearchResponse:
     def uids(self) -> list[str]:
         return [h.uid for h in self.results]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The JSON answer; ``results``: the hits as the caller already made them."""
         return {
-            "results": [h.to_dict() for h in self.results],
+            "results": [h.to_dict() for h in self.results] if results is None else results,
             "root": self.root,
             "diagnostics": dict(self.diagnostics),
         }

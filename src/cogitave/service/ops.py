@@ -231,8 +231,7 @@ class SearchAnswer:
     warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        out = self.response.to_dict()
-        out["results"] = list(self.hits)
+        out = self.response.to_dict(list(self.hits))
         if self.warnings:
             out["warnings"] = list(self.warnings)
         return out
