@@ -7,9 +7,8 @@ the root that was searched, so a hit and its metadata never come from different 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-
-import numpy as np
 
 from cogitave.nodes import Node, meta_str, uid_namespace
 from cogitave.query.fuse import Fused
@@ -130,24 +129,43 @@ def term_positions(text: str, qterms: set[str]) -> list[int]:
 def snippet(
     node: Node, semantic: Sequence[str], qterms: set[str], width: int = SNIPPET_CHARS
 ) -> str:
-    """A window of the semantic text with the most query terms in it (plain text)."""
+    """A window of the semantic text with the most query terms in it (plain text, runs of
+    whitespace as one space). The window is chosen on the stored text and only the window is
+    tidied: a long section is never split into words to show 240 characters of it."""
     best, best_hits = "", -1
     for d in semantic:
         if d == "title":
             continue
-        text = " ".join(node.text(d).split())
-        if not text:
+        text = node.text(d)
+        first = _VISIBLE.search(text)
+        if first is None:
             continue
         positions = term_positions(text, qterms)
         if not positions:
-            start, hits = 0, 0
+            start, hits = first.start(), 0
         else:
-            arr = np.asarray(positions)
-            counts = np.searchsorted(arr, arr + width) - np.arange(len(arr))
-            i = int(np.argmax(counts))
-            start, hits = max(0, positions[i] - 40), int(counts[i])
+            counts = [bisect_left(positions, p + width, i) - i for i, p in enumerate(positions)]
+            hits = max(counts)
+            i = counts.index(hits)
+            start = max(first.start(), positions[i] - _LEAD)
         if hits > best_hits:
-            end = start + width
-            best = ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
-            best_hits = hits
+            best, best_hits = _window(text, start, width), hits
     return best
+
+
+_VISIBLE = re.compile(r"\S")
+_LEAD = 40
+"""Characters shown before the window's first term."""
+
+
+def _window(text: str, start: int, width: int) -> str:
+    """``width`` characters of ``text`` from ``start``, whitespace runs as one space, with
+    "…" where visible text was left out before or after."""
+    stop = start
+    shown = ""
+    while len(shown) <= width and stop < len(text):  # more than width: it is cut below
+        stop = min(len(text), stop + 2 * width)
+        shown = " ".join(text[start:stop].split())
+    before = start > 0 and _VISIBLE.search(text, 0, start) is not None
+    after = len(shown) > width or _VISIBLE.search(text, stop) is not None
+    return ("…" if before else "") + shown[:width] + ("…" if after else "")
