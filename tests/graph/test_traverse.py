@@ -265,3 +265,34 @@ def test_a_hub_is_walked_edge_by_edge_under_the_work_cap():
     )
     tr = traverse(hub, _ids(hub, ["hub"]), direction="in", max_expansions=10)
     assert len(tr.rows) == 10 and tr.expansions == 10 and tr.spent
+
+
+def test_many_seeds_walk_as_each_seed_alone():
+    """Seeds' edge offsets are read a block at a time: past a block, with seeds that have no
+    edges of the labels among them, the rows are each seed's own walk, in seed order."""
+    n = traverse_module.SEED_BLOCK * 2 + 7
+    nodes = [
+        Node(
+            f"n{i:04d}",
+            edges=(Edge("xref", f"n{(i * 7) % n:04d}"),) if i % 3 else (Edge("partOf", "n0000"),),
+        )
+        for i in range(n)
+    ]
+    g = GraphSegment.build(nodes)
+    seeds = list(range(n - 1, -1, -1))
+    together = traverse(g, seeds, labels=("xref",), direction="both", max_depth=2)
+    alone = [
+        r
+        for s in seeds
+        for r in traverse(g, [s], labels=("xref",), direction="both", max_depth=2).rows
+    ]
+    assert together.rows == alone[:MAX_ROWS]
+    assert together.truncated == (len(alone) > MAX_ROWS)
+
+
+def test_no_edge_of_the_labels_walks_nothing():
+    g = _chain(3)
+    tr = traverse(g, [0, 1, 2], labels=("supersededBy",), direction="both", max_depth=4)
+    assert tr.rows == [] and tr.expansions == 0 and not tr.truncated
+    seeds_too = traverse(g, [0, 1], labels=("supersededBy",), min_depth=0, max_depth=2)
+    assert [(r.seed, r.node, r.depth) for r in seeds_too.rows] == [(0, 0, 0), (1, 1, 0)]
