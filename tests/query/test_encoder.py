@@ -170,3 +170,125 @@ def test_batching_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
     assert CachedQueryEncoder(FakeEncoder()).batcher is None
     monkeypatch.delenv(BATCHING_ENV)
     assert CachedQueryEncoder(FakeEncoder()).batcher is not None
+
+
+def test_runners_encode_that_many_batches_at_once_and_the_next_waits() -> None:
+    # The encoder blocks until released: two callers both get a runner's place and are
+    # inside the encoder together; a third waits (two places only) and runs once one frees.
+    fake = FakeEncoder()
+    inside = threading.Semaphore(0)
+    release = threading.Event()
+    lock = threading.Lock()
+    active, peak = [0], [0]
+
+    def blocking(texts: list[str]) -> np.ndarray:
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        inside.release()
+        release.wait()
+        with lock:
+            active[0] -= 1
+        return fake.encode(texts)
+
+    batcher = QueryBatcher(blocking, runners=2)
+    got: dict[str, np.ndarray] = {}
+
+    def ask(text: str) -> threading.Thread:
+        t = threading.Thread(target=lambda: got.__setitem__(text, batcher.encode([text])))
+        t.start()
+        return t
+
+    threads = [ask("a")]
+    inside.acquire()
+    threads.append(ask("b"))
+    inside.acquire()  # both runners are inside the encoder now
+    assert batcher._running == 2
+    threads.append(ask("c"))
+    while True:  # "c" is queued behind the two runners (no runner's place is free)
+        with batcher._cond:
+            if batcher._waiting:
+                break
+        release.wait(0.001)
+    assert [c.texts for c in batcher._waiting] == [["c"]]
+    release.set()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads)
+    assert peak[0] == 2 and sorted(map(tuple, fake.calls)) == [("a",), ("b",), ("c",)]
+    for text in "abc":
+        np.testing.assert_array_equal(got[text], FakeEncoder().encode([text]))
+    assert batcher._running == 0 and not batcher._waiting
+
+
+def test_a_caller_whose_texts_another_runner_took_waits_for_that_batch() -> None:
+    # Two runners hold "a" and "b"; "c" and "d" queue. When "a" ends, one of their callers
+    # runs ["c", "d"]; when "b" ends, the other finds a place free and nothing left to take:
+    # it encodes nothing and waits for the batch that holds its texts.
+    fake = FakeEncoder()
+    gates = {t: threading.Event() for t in "abc"}
+    inside = {t: threading.Event() for t in "abc"}
+
+    def gated(texts: list[str]) -> np.ndarray:
+        inside[texts[0]].set()
+        gates[texts[0]].wait()
+        return fake.encode(texts)
+
+    batcher = QueryBatcher(gated, runners=2)
+    got: dict[str, np.ndarray] = {}
+
+    def ask(text: str) -> threading.Thread:
+        t = threading.Thread(target=lambda: got.__setitem__(text, batcher.encode([text])))
+        t.start()
+        return t
+
+    def queued(n: int) -> None:
+        while True:
+            with batcher._cond:
+                if len(batcher._waiting) == n:
+                    return
+            gates["c"].wait(0.001)
+
+    threads = [ask("a")]
+    inside["a"].wait()
+    threads.append(ask("b"))
+    inside["b"].wait()
+    threads.append(ask("c"))
+    queued(1)
+    threads.append(ask("d"))
+    queued(2)
+    gates["a"].set()
+    inside["c"].wait()  # one of the two callers runs ["c", "d"]
+    gates["b"].set()  # frees a place: the other caller takes an empty batch and waits
+    threads[1].join(timeout=60)
+    gates["c"].set()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads)
+    assert sorted(map(tuple, fake.calls)) == [("a",), ("b",), ("c", "d")]  # nothing empty
+    for text in "abcd":
+        np.testing.assert_array_equal(got[text], FakeEncoder().encode([text]))
+    assert batcher._running == 0 and not batcher._waiting
+
+
+def test_many_runners_still_give_each_caller_its_own_rows() -> None:
+    fake = FakeEncoder()
+    batcher = QueryBatcher(lambda texts: fake.encode(texts), runners=3)
+    texts = [f"q{i}" for i in range(60)]
+    got: dict[int, np.ndarray] = {}
+    start = threading.Barrier(len(texts))
+
+    def ask(i: int) -> None:
+        start.wait()
+        got[i] = batcher.encode([texts[i]])
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(len(texts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads)
+    direct = FakeEncoder().encode(texts)
+    for i in range(len(texts)):
+        np.testing.assert_array_equal(got[i][0], direct[i])
+    assert batcher.stats.texts == len(texts) and batcher._running == 0

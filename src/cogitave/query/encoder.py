@@ -5,11 +5,12 @@ routed dimension's text in one call): each distinct text is encoded once, and a 
 go to the encoder in one batch. One cache per encoder name, graph and process, shared by every
 engine (the model itself is loaded once, :func:`cogitave.expand.embed.load_encoder`).
 
-Queries that arrive together are encoded together (:class:`QueryBatcher`): the first caller
-runs the encoder on everything waiting; callers that arrive while it runs wait, and the first
-of them runs the next batch with all that gathered meanwhile. No clock decides anything: a
-query alone never waits, and under load a batch is whatever queued during the one before (at
-most :data:`MAX_QUERY_BATCH` texts). A vector is a function of its text alone (the default
+Queries that arrive together are encoded together (:class:`QueryBatcher`): a caller that finds
+a runner's place free (one per core) runs the encoder on everything waiting; callers that arrive
+while every place is taken wait, and the first of them to find a place free runs the next batch
+with all that gathered meanwhile. No clock decides anything: a query alone never waits, and
+under load a batch is whatever queued while the others ran (at most :data:`MAX_QUERY_BATCH`
+texts). A vector is a function of its text alone (the default
 graphs fix their activation ranges, :mod:`cogitave.expand.graphs`), so a batch-mate never
 changes a ranking. ``COGITAVE_QUERY_BATCHING=0`` encodes each call on its own (the baseline
 ``bench/load.py`` compares against).
@@ -29,6 +30,7 @@ from cogitave.expand.embed import (
     DEFAULT_BATCH_SIZE,
     Encoder,
     check_texts,
+    default_threads,
     encode_queries,
     load_encoder,
 )
@@ -78,13 +80,23 @@ class BatchStats:
 class QueryBatcher:
     """Concurrent callers' texts -> one encoder call per batch (see the module doc)."""
 
-    def __init__(self, encode: Callable[[list[str]], np.ndarray], max_batch: int = MAX_QUERY_BATCH):
+    def __init__(
+        self,
+        encode: Callable[[list[str]], np.ndarray],
+        max_batch: int = MAX_QUERY_BATCH,
+        runners: int = 1,
+    ):
         if max_batch < 1:
             raise ValueError("max_batch must be >= 1")
+        if runners < 1:
+            raise ValueError("runners must be >= 1")
         self._encode = encode
         self.max_batch = max_batch
+        #: Batches encoded at once: one per core keeps every core busy while queries queue
+        #: (one batch at a time left a core idle whenever the rest of the work was done).
+        self.runners = runners
         self._waiting: list[_Call] = []
-        self._running = False
+        self._running = 0
         self._cond = threading.Condition()
         self.stats = BatchStats()
 
@@ -93,19 +105,23 @@ class QueryBatcher:
         me = _Call(list(texts))
         with self._cond:
             self._waiting.append(me)
-            while not me.done and self._running:
+            while not me.done and self._running >= self.runners:
                 self._cond.wait()
             if me.done:
                 return self._result(me)
-            self._running = True
+            self._running += 1
             batch = self._take()
         while True:
-            self._run(batch)
+            if batch:
+                self._run(batch)
             with self._cond:
-                if me.done:
-                    # Hand over: the next waiting caller (if any) runs the next batch.
-                    self._running = False
+                if me.done or not batch:
+                    # Hand over: a waiting caller (if any) runs the next batch. A caller whose
+                    # texts another runner took waits for that batch.
+                    self._running -= 1
                     self._cond.notify_all()
+                    while not me.done:
+                        self._cond.wait()
                     return self._result(me)
                 batch = self._take()  # this caller's texts did not fit: run again
 
@@ -127,6 +143,7 @@ class QueryBatcher:
             with self._cond:
                 for call in batch:
                     call.error, call.done = e, True
+                self._cond.notify_all()
             return
         with self._cond:
             self.stats.calls += 1
@@ -137,6 +154,7 @@ class QueryBatcher:
                 call.rows = rows[start : start + len(call.texts)]
                 call.done = True
                 start += len(call.texts)
+            self._cond.notify_all()
 
     @staticmethod
     def _result(call: _Call) -> np.ndarray:
@@ -164,7 +182,7 @@ class CachedQueryEncoder:
         self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         on = batching_enabled() if batching is None else batching
-        self.batcher = QueryBatcher(self._encode_misses) if on else None
+        self.batcher = QueryBatcher(self._encode_misses, runners=default_threads()) if on else None
 
     def _encode_misses(self, texts: list[str]) -> np.ndarray:
         return encode_queries(self.encoder, texts)
