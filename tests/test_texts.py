@@ -13,6 +13,7 @@ from cogitave.texts import (
     CLIP_CHARS,
     CONTEXT,
     DEFAULT_TEXTS,
+    HISTORY,
     LEAN,
     PLAIN,
     UNEMBEDDED_KINDS,
@@ -104,7 +105,7 @@ def test_a_root_records_its_recipe_and_old_roots_keep_theirs(tmp_path):
 
     schema = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
     col = Collection.create(tmp_path / "c", schema, encoder=hashed.register())
-    assert col.snapshot.manifest.encoder["texts"] == DEFAULT_TEXTS == LEAN
+    assert col.snapshot.manifest.encoder["texts"] == DEFAULT_TEXTS == HISTORY
     assert texts_recipe({"name": "x"}) == PLAIN  # a root made before recipes: plain texts
     with pytest.raises(EncoderError, match="recipe 'context-v9'"):
         texts_recipe({"name": "x", "texts": "context-v9"})
@@ -160,7 +161,7 @@ def test_a_lean_root_embeds_fewer_and_shorter_texts_and_still_finds_them(tmp_pat
     from cogitave.query.types import SearchRequest
 
     col = Collection.create(tmp_path / "c", DOCS, encoder=hashed.register())
-    assert col.snapshot.manifest.encoder["texts"] == DEFAULT_TEXTS == LEAN
+    assert col.snapshot.manifest.encoder["texts"] == DEFAULT_TEXTS == HISTORY
     hidden = replace(_section(), uid="src/app.py", kind=sorted(UNEMBEDDED_KINDS)[0])
     col.add([_long_section(400), hidden])
     col.publish()
@@ -188,3 +189,61 @@ def test_a_root_made_with_an_older_recipe_embeds_new_nodes_by_it(tmp_path, monke
     np.testing.assert_allclose(stored[0], want[0], atol=1e-6)
     lean = hashed.HashedBowEncoder().encode([embed_texts(node, DOCS, LEAN)[WHOLE]])
     assert not np.allclose(stored[0], lean[0], atol=1e-3)
+
+
+# -- the history recipe: a site's history embedded as pages alone ----------------------------
+def _history(kind: str, **meta: object) -> Node:
+    return Node(
+        uid=f"release-notes#{kind}",
+        kind=kind,
+        dims={"title": "0.100.0", "body": "Fixes: a crash when the body is empty."},
+        meta={"path": "docs/release-notes.md", "breadcrumb": ["Release Notes", "0.100.0"], **meta},
+    )
+
+
+@pytest.mark.parametrize("kind", ["section", "code_sample", "api_entry"])
+def test_the_history_recipe_gives_a_history_pages_parts_no_vector(kind: str) -> None:
+    node = _history(kind)
+    assert embed_texts(node, DOCS, HISTORY) == {}
+    assert embed_texts(node, DOCS, LEAN)  # context-v2 embeds them
+    dated = replace(_section(), uid="blog/2022/03/08/upgrade#steps", meta={"breadcrumb": ["Blog"]})
+    assert embed_texts(dated, DOCS, HISTORY) == {}  # a dated path: a blog post
+
+
+def test_the_history_recipe_keeps_the_history_pages_own_vector_and_the_rest() -> None:
+    page = replace(
+        _history("page"),
+        uid="release-notes",
+        dims={"title": "Release Notes", "body": "All changes."},
+    )
+    assert embed_texts(page, DOCS, HISTORY) == embed_texts(page, DOCS, LEAN)
+    titled = Node(uid="whats", kind="page", dims={"title": "What's new in 2.0", "body": "x"})
+    assert embed_texts(titled, DOCS, HISTORY)  # a page is embedded whatever its title
+    guide = _section()
+    assert embed_texts(guide, DOCS, HISTORY) == embed_texts(guide, DOCS, LEAN)
+
+
+def test_a_history_root_finds_a_history_section_by_its_words(tmp_path) -> None:
+    from cogitave import Collection
+    from cogitave.distributed import hashed
+    from cogitave.query.types import SearchRequest
+
+    col = Collection.create(tmp_path / "c", DOCS, encoder=hashed.register())
+    col.add([_history("section"), _section()])
+    col.publish()
+    assert col.port().vector_count(WHOLE) == 1  # the guide section alone
+    got = col.search(SearchRequest(query="crash empty body changelog"))
+    assert "release-notes#section" in got.uids
+
+
+def test_a_context_v2_root_keeps_embedding_history_sections(tmp_path, monkeypatch) -> None:
+    from cogitave import Collection
+    from cogitave.distributed import hashed
+
+    monkeypatch.setattr("cogitave.publish.DEFAULT_TEXTS", LEAN)
+    col = Collection.create(tmp_path / "c", DOCS, encoder=hashed.register())
+    monkeypatch.undo()
+    col.add([_history("section")])
+    col.publish()
+    assert col.snapshot.manifest.encoder["texts"] == LEAN
+    assert col.port().vector_count(WHOLE) == 1

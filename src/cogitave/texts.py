@@ -9,7 +9,7 @@ sharded build (the texts it embeds once for every shard).
   first);
 - :func:`embed_texts`: what one node sends to the encoder, by vector dimension, by the text
   recipe its root records (:func:`texts_recipe`: ``plain``; ``context-v1``: a node's place,
-  its breadcrumb, before its own text; ``context-v2``, the default: the same, without
+  its breadcrumb, before its own text; ``context-v2``: the same, without
   vectors for kinds searches hide and with a documentation node's own text clipped);
 - :func:`vector_dims`: the dimensions that have vectors;
 - :func:`check_node`: a node's values against the schema (a ``ValueError`` naming what does
@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from cogitave.errors import EncoderError
-from cogitave.nodes import Node
+from cogitave.history import is_history
+from cogitave.nodes import Node, meta_str
 from cogitave.schema import WHOLE, Schema
 
 PLAIN = "plain"
@@ -43,8 +44,16 @@ this project's question sets (planned, grouped by page; bench/RESULTS.md "Embedd
 MRR 0.832 -> 0.839, 0.659 -> 0.684, 0.826 -> 0.828 against ``context-v1``, for 0.6x-0.8x the
 encoder's work; clipping sections at 500 characters and code at 300 was cheaper still but lost
 0.022 on this project's set."""
-TEXT_RECIPES = (PLAIN, CONTEXT, LEAN)
-DEFAULT_TEXTS = LEAN
+HISTORY = "context-v3"
+"""``context-v2``, and a site's history (release notes, changelogs, blog posts, found as the
+page-aware ranking finds them, :func:`cogitave.history.is_history`) embedded as pages
+alone: its page node keeps a vector, its sections and code samples get none. The ranking
+halves a history page's score unless the question asks for it, and one page vector still
+brings it to a question about it; BM25 and the exact lenses hold every word of it. A release
+history is long: FastAPI's release notes are 37% of the tokens its docs embed, Vite's blog
+21%, React's 11%."""
+TEXT_RECIPES = (PLAIN, CONTEXT, LEAN, HISTORY)
+DEFAULT_TEXTS = HISTORY
 """The recipe new collections (and re-embedded ones) record."""
 UNEMBEDDED_KINDS: frozenset[str] = frozenset({"nav_group", "source_file"})
 """Kinds ``context-v2`` does not embed: hidden from searches unless asked for by kind, where
@@ -129,16 +138,25 @@ def embed_texts(node: Node, schema: Schema, recipe: str = PLAIN) -> dict[str, st
     their own: they are searched together, through the text unit (Cranfield planned nDCG@10
     0.4096 -> 0.4132 with fields and no per-field vectors; the encoder is ~99% of build
     time)."""
-    if recipe == LEAN and node.kind in UNEMBEDDED_KINDS:
+    if recipe in (LEAN, HISTORY) and node.kind in UNEMBEDDED_KINDS:
+        return {}
+    if recipe == HISTORY and node.kind != "page" and on_history_page(node):
         return {}
     out = {d: t for d in schema.semantic if schema[d].facet and (t := node.text(d).strip())}
     if whole := whole_text(node, schema):
-        if recipe == LEAN and (limit := CLIP_CHARS.get(node.kind)):
+        if recipe in (LEAN, HISTORY) and (limit := CLIP_CHARS.get(node.kind)):
             whole = clip(whole, limit)
-        if recipe in (CONTEXT, LEAN) and (ctx := context_line(node)):
+        if recipe in (CONTEXT, LEAN, HISTORY) and (ctx := context_line(node)):
             whole = f"{ctx}\n{whole}"
         out[WHOLE] = whole
     return out
+
+
+def on_history_page(node: Node) -> bool:
+    """Whether ``node`` sits on a page of the site's history, by the test the page-aware
+    ranking demotes with (its path, URL or uid; a page's title)."""
+    title = node.text("title").strip() if "title" in node.dims else ""
+    return is_history(node.uid, node.kind, meta_str(node, "path"), meta_str(node, "url"), title)
 
 
 def clip(text: str, limit: int) -> str:

@@ -22,7 +22,6 @@ Globs and prefixes are tried on the path, the URL path and the uid; ``*`` matche
 
 from __future__ import annotations
 
-import re
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -33,7 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cogitave.nodes import page_names, strip_host
+from cogitave import history
+from cogitave.history import asks_for_history
+from cogitave.nodes import page_names
 
 if TYPE_CHECKING:
     from cogitave.config import Docs
@@ -42,51 +43,6 @@ if TYPE_CHECKING:
 
 MAX_GROUP = 5  # other members listed under a page, best first
 MAX_LISTED = 10  # uids named per step in the diagnostics
-# A path segment (its extension dropped) that names a release history.
-_NOTES_SEGMENTS = frozenset(
-    {
-        "release-notes",
-        "release_notes",
-        "releasenotes",
-        "releases",
-        "changelog",
-        "changelogs",
-        "change-log",
-        "changes",
-        "history",
-        "whats-new",
-        "whatsnew",
-        "news",
-    }
-)
-_NOTES_TITLE = re.compile(
-    r"^\s*(release notes|release history|changelog|change log|what'?s new)\b", re.IGNORECASE
-)
-# A blog: a path segment naming one, a dated path (``2024/10/01/``, ``2024-10-01-post``), or
-# an announcement's title. A page's age says nothing of whether it answers; a guide does.
-_BLOG_SEGMENTS = frozenset({"blog", "blogs", "_posts", "announcements"})
-_DATED_PATH = re.compile(
-    r"(?:^|/)(?:19|20)\d\d/(?:0?[1-9]|1[0-2])/|(?:^|/)(?:19|20)\d\d-\d\d-\d\d-"
-)
-_ANNOUNCEMENT_TITLE = re.compile(r"^\s*announcing\b", re.IGNORECASE)
-
-
-def _segment(names: frozenset[str]) -> re.Pattern[str]:
-    """A path segment that is one of ``names`` once its extension is dropped (one regex
-    search per name: a split and a set test per segment cost 27 us a page)."""
-    alts = "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
-    return re.compile(rf"(?:^|/)(?:{alts})(?:\.[^./]*)?(?:/|$)", re.IGNORECASE)
-
-
-_NOTES_SEGMENT = _segment(_NOTES_SEGMENTS)
-_BLOG_SEGMENT = _segment(_BLOG_SEGMENTS)
-# Words of a query that asks for the history itself (the demotion is then off). Not "post"
-# (an HTTP method) nor "release" (of a lock, a connection): words that mean the history.
-_ASKS_HISTORY = re.compile(
-    r"\b(blogs?|announce(?:s|d|ment|ments)?|announcing|releases|released|changelogs?|"
-    r"change ?log|release ?notes?|what'?s new|new in|news)\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -158,31 +114,18 @@ class PagesResult:
 
 
 def is_release_notes(f: PageFacts) -> bool:
-    """Release notes, changelogs and "what's new" pages, by a path segment or the title."""
-    for name in (f.path, strip_host(f.url), f.uid.split("#", 1)[0]):
-        if _NOTES_SEGMENT.search(name.strip("/")):
-            return True
-    return bool(f.title) and f.kind in ("page", "node") and bool(_NOTES_TITLE.match(f.title))
+    """Release notes, changelogs, "what's new" (:func:`cogitave.history.is_release_notes`)."""
+    return history.is_release_notes(f.uid, f.kind, f.path, f.url, f.title)
 
 
 def is_blog_post(f: PageFacts) -> bool:
-    """Blog posts and announcements: a ``blog`` (``_posts``, ``announcements``) path
-    segment, a dated path, or a page titled "Announcing ..."."""
-    for name in (f.path, strip_host(f.url), f.uid.split("#", 1)[0]):
-        name = name.strip("/")
-        if _DATED_PATH.search(name) or _BLOG_SEGMENT.search(name):
-            return True
-    return bool(f.title) and f.kind in ("page", "node") and bool(_ANNOUNCEMENT_TITLE.match(f.title))
+    """Blog posts and announcements (:func:`cogitave.history.is_blog_post`)."""
+    return history.is_blog_post(f.uid, f.kind, f.path, f.url, f.title)
 
 
 def is_history(f: PageFacts) -> bool:
     """What the history demotion demotes: release notes or a blog post."""
     return is_release_notes(f) or is_blog_post(f)
-
-
-def asks_for_history(query: str) -> bool:
-    """Whether the query asks for release notes, a changelog or a blog post itself."""
-    return bool(_ASKS_HISTORY.search(query))
 
 
 def _matches(f: PageFacts, globs: Sequence[str]) -> bool:
