@@ -1,7 +1,8 @@
 """Search quality on real documentation questions, graded by page URL.
 
     COGITAVE_DATA=../shared/data .venv/bin/python bench/docs_quality.py [--build-only] [--write]
-        [--encoder bge] [--texts plain|context-v1|context-v2] [--only a,b] [--verbatim-only]
+        [--encoder bge] [--texts plain|context-v1|context-v2|context-v3] [--only a,b]
+        [--verbatim-only]
     .venv/bin/python bench/docs_quality.py --verbatim-only [--write]
 
 Builds (once, cached in ``bench/.cache/docs_quality/``) the FastAPI docs, the Hugo docs, this
@@ -65,7 +66,7 @@ from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
 from cogitave.ingest.docs import read_docs as read_markdown
 from cogitave.nodes import Node
 from cogitave.sync import node_hash
-from cogitave.texts import DEFAULT_TEXTS, TEXT_RECIPES
+from cogitave.texts import DEFAULT_TEXTS, TEXT_RECIPES, texts_recipe
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache" / "docs_quality"
@@ -154,12 +155,17 @@ def build(
     done = path / ".built"
     batch = None
     if done.is_file() and not rebuild:
-        if name not in LIVE_TREES:
-            return with_default_settings(Collection.open(path, encoder=canonical_name(encoder)))
-        batch = read_markdown(tree, base_url=BASE_URLS.get(name))
-        if _digest(batch.nodes) in done.read_text():
-            return with_default_settings(Collection.open(path, encoder=canonical_name(encoder)))
-        print(f"{name}: its docs changed since the cached build; building again", flush=True)
+        col = Collection.open(path, encoder=canonical_name(encoder))
+        recorded = texts_recipe(col.snapshot.manifest.encoder)
+        if recorded != texts:  # a cache of another recipe (the default changed): build again
+            print(f"{name}: the cached build read {recorded} texts, not {texts}; building again")
+        elif name not in LIVE_TREES:
+            return with_default_settings(col)
+        else:
+            batch = read_markdown(tree, base_url=BASE_URLS.get(name))
+            if _digest(batch.nodes) in done.read_text():
+                return with_default_settings(col)
+            print(f"{name}: its docs changed since the cached build; building again", flush=True)
     if path.exists():
         shutil.rmtree(path)
     t0 = time.perf_counter()
