@@ -292,3 +292,19 @@ def test_many_runners_still_give_each_caller_its_own_rows() -> None:
     for i in range(len(texts)):
         np.testing.assert_array_equal(got[i][0], direct[i])
     assert batcher.stats.texts == len(texts) and batcher._running == 0
+
+
+def test_runners_come_from_the_environment_else_one_per_core(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cogitave.expand.embed import default_threads
+    from cogitave.query.encoder import RUNNERS_ENV, query_runners
+
+    monkeypatch.setenv(RUNNERS_ENV, "3")
+    assert query_runners() == 3
+    assert CachedQueryEncoder(FakeEncoder(), batching=True).batcher.runners == 3  # type: ignore[union-attr]
+    for bad in ("0", "-1", "two", ""):
+        monkeypatch.setenv(RUNNERS_ENV, bad)
+        assert query_runners() == default_threads()
+    monkeypatch.delenv(RUNNERS_ENV)
+    assert query_runners() == default_threads()

@@ -52,6 +52,17 @@ def query_encoder(name: str, graph: str | None = None) -> CachedQueryEncoder:
     return enc
 
 
+RUNNERS_ENV = "COGITAVE_QUERY_RUNNERS"
+
+
+def query_runners() -> int:
+    """Encoder batches run at once in this process: ``COGITAVE_QUERY_RUNNERS`` (a server of
+    N processes gives each its share of the cores, :mod:`cogitave.surfaces.processes`), else
+    one per core this process may use."""
+    raw = os.environ.get(RUNNERS_ENV, "").strip()
+    return int(raw) if raw.isdigit() and int(raw) > 0 else default_threads()
+
+
 def batching_enabled() -> bool:
     """Whether concurrent queries share encoder calls (``COGITAVE_QUERY_BATCHING``, default on)."""
     return os.environ.get(BATCHING_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
@@ -182,7 +193,7 @@ class CachedQueryEncoder:
         self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         on = batching_enabled() if batching is None else batching
-        self.batcher = QueryBatcher(self._encode_misses, runners=default_threads()) if on else None
+        self.batcher = QueryBatcher(self._encode_misses, runners=query_runners()) if on else None
 
     def _encode_misses(self, texts: list[str]) -> np.ndarray:
         return encode_queries(self.encoder, texts)

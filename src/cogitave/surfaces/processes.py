@@ -145,6 +145,20 @@ def balanced(sock: socket.socket) -> Balanced:
     return Balanced(sock.family, sock.type, sock.proto, fileno=sock.detach())
 
 
+RUNNERS_ENV = "COGITAVE_QUERY_RUNNERS"
+"""Encoder batches a process runs at once (read by :func:`cogitave.query.encoder.query_runners`;
+named here too, so the parent imports nothing of the engine before it forks)."""
+
+
+def share_of_cores(processes: int) -> int:
+    """The cores each of ``processes`` server processes may count as its own (at least one)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, cpus // processes)
+
+
 def run(processes: int, sock: socket.socket, serve: Callable[[], None]) -> int:
     """Fork ``processes`` children that each call ``serve`` (which serves on their copy of
     ``sock``, made :func:`balanced`);
@@ -161,6 +175,7 @@ def run(processes: int, sock: socket.socket, serve: Callable[[], None]) -> int:
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the child never returns
                 _seats.mine = i
+                os.environ.setdefault(RUNNERS_ENV, str(share_of_cores(processes)))
                 os.close(alive_w)
                 os._exit(_child(serve, alive_r))
             pids.append(pid)
