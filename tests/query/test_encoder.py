@@ -138,18 +138,15 @@ def test_an_encoder_error_reaches_every_caller_of_the_batch() -> None:
     assert batcher.encode(["z"]).shape == (1, 8)
 
 
-def test_concurrent_callers_get_their_own_rows_and_fewer_calls() -> None:
-    # Real threads: whatever the interleaving, every caller gets exactly its texts' rows, and
-    # the encoder ran at most once per caller (usually far fewer).
-    fake = FakeEncoder()
-    cache = CachedQueryEncoder(fake, batching=True)
-    texts = [f"query number {i}" for i in range(40)]
+def _ask_together(encode: Callable[[list[str]], np.ndarray], texts: list[str]) -> None:
+    """One thread per text, released together, each asking ``encode`` for its text alone:
+    every thread ends, and each got exactly its text's row."""
     got: dict[int, np.ndarray] = {}
     start = threading.Barrier(len(texts))
 
     def ask(i: int) -> None:
         start.wait()
-        got[i] = cache.encode_queries([texts[i]])
+        got[i] = encode([texts[i]])
 
     threads = [threading.Thread(target=ask, args=(i,)) for i in range(len(texts))]
     for t in threads:
@@ -160,6 +157,15 @@ def test_concurrent_callers_get_their_own_rows_and_fewer_calls() -> None:
     direct = FakeEncoder().encode(texts)
     for i in range(len(texts)):
         np.testing.assert_array_equal(got[i][0], direct[i])
+
+
+def test_concurrent_callers_get_their_own_rows_and_fewer_calls() -> None:
+    # Real threads: whatever the interleaving, every caller gets exactly its texts' rows, and
+    # the encoder ran at most once per caller (usually far fewer).
+    fake = FakeEncoder()
+    cache = CachedQueryEncoder(fake, batching=True)
+    texts = [f"query number {i}" for i in range(40)]
+    _ask_together(cache.encode_queries, texts)
     assert cache.batcher is not None
     assert cache.batcher.stats.texts == len(texts)
     assert len(fake.calls) == cache.batcher.stats.calls <= len(texts)
@@ -275,22 +281,7 @@ def test_many_runners_still_give_each_caller_its_own_rows() -> None:
     fake = FakeEncoder()
     batcher = QueryBatcher(lambda texts: fake.encode(texts), runners=3)
     texts = [f"q{i}" for i in range(60)]
-    got: dict[int, np.ndarray] = {}
-    start = threading.Barrier(len(texts))
-
-    def ask(i: int) -> None:
-        start.wait()
-        got[i] = batcher.encode([texts[i]])
-
-    threads = [threading.Thread(target=ask, args=(i,)) for i in range(len(texts))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert not any(t.is_alive() for t in threads)
-    direct = FakeEncoder().encode(texts)
-    for i in range(len(texts)):
-        np.testing.assert_array_equal(got[i][0], direct[i])
+    _ask_together(batcher.encode, texts)
     assert batcher.stats.texts == len(texts) and batcher._running == 0
 
 
