@@ -3,7 +3,8 @@
 ``planned``: every lens the Prism names. The whole-query BM25 anchor (smoothed over like
 candidates, :mod:`cogitave.query.smooth`), the whole-query dense anchor, BM25 and dense of each
 explicitly routed dimension, the noise channels, and an exact lens per routed exact dimension.
-The encoder runs on a worker beside the BM25 lenses (:func:`~cogitave.query.lens.run_lenses`).
+The encoder and then the dense lenses run on a worker beside the BM25 lenses
+(:func:`~cogitave.query.lens.run_lenses`).
 
 ``hybrid``, ``bm25``, ``dense``: the plain legs over the whole node (or each listed dimension),
 the baselines the planner is measured against; ``hybrid`` encodes on the same worker while its
@@ -72,9 +73,6 @@ def planned(ctx: QueryContext, prism: Prism) -> list[LensResult]:
     port, where, dense_q = ctx.port, ctx.where, ctx.dense_q
     shared = _shared_dims(ctx, prism) if ctx.has_dense else {}
     texts = _dense_texts(ctx, prism, shared) if ctx.has_dense else {}
-    encoding = (
-        lens_mod.pool("encode").submit(_embed_timed, ctx, list(texts.values())) if texts else None
-    )
     depth = prism.anchor_depth
     slots: list[Callable[[], LensResult]] = []
     if prism.whole_stems:
@@ -110,8 +108,8 @@ def planned(ctx: QueryContext, prism: Prism) -> list[LensResult]:
         )
 
     def vectors() -> None:
-        if encoding is not None:
-            mat, ctx.embed_ms = encoding.result()
+        if texts:
+            mat, ctx.embed_ms = _embed_timed(ctx, list(texts.values()))
             dense_q.update(zip(texts, mat, strict=True))
             for dim, key in shared.items():
                 dense_q[dim] = dense_q[key]

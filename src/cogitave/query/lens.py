@@ -5,11 +5,11 @@ whole-query dense channel, an exact match. Every lens takes the request's filter
 (:class:`~cogitave.store.port.Where`) and ranks only the nodes it allows. Fusion reads only
 ranks, so lenses can be added or removed without recalibrating anything.
 
-The runner owns the worker pools of a query: the encoder runs on a worker while this thread
-runs the BM25 lenses (onnxruntime releases the GIL), and the dense lenses run side by side on
-a 2-worker pool (HNSW search releases the GIL; on 2 cores two searches at once take 1.09 ms
-against 1.72 ms in turn at 100k rows, 384-d). The lens order, and so the ranking, is that of
-running them in turn.
+The runner owns the worker pools of a query: the encoder and then the dense lenses run on a
+worker while this thread runs the BM25 lenses (onnxruntime and HNSW search release the GIL),
+and a query's further dense lenses run side by side on a 2-worker pool (on 2 cores two
+searches at once take 1.09 ms against 1.72 ms in turn at 100k rows, 384-d). The lens order,
+and so the ranking, is that of running them in turn.
 """
 
 from __future__ import annotations
@@ -169,18 +169,33 @@ def dense_job(
 
 
 def run_lenses(
-    slots: Sequence[Callable[[], LensResult]], before_dense: Callable[[], None]
+    slots: Sequence[Callable[[], LensResult]], vectors: Callable[[], None]
 ) -> list[LensResult]:
-    """Run the lenses: the others on this thread first, then ``before_dense`` (waits for the
-    query vectors), then the dense ones, all but the first on the ``dense`` pool (one dense
-    lens alone runs here: a hand-off costs more than it overlaps). Results in slot order."""
+    """Run the lenses; results in slot order.
+
+    The dense lenses and the other lenses run side by side: one worker of the ``encode`` pool
+    calls ``vectors`` (the encoder, or the query-vector cache) and then runs the dense lenses,
+    the first there and the others on the ``dense`` pool, while this thread runs the others
+    (BM25 and its smoothing). So a dense search starts when the vectors exist, not after the
+    BM25 lenses: with the vectors cached a query waits for the slower side, not for both
+    (HNSW search and the smoothing product release the GIL). The worker is the one the
+    encoder call needs anyway, so nothing is handed over more often than before. Without a
+    dense lens, ``vectors`` runs here after the others."""
+    dense = [i for i, job in enumerate(slots) if isinstance(job, DenseJob)]
+
+    def dense_side() -> dict[int, LensResult]:
+        vectors()
+        pending = {i: pool("dense").submit(slots[i]) for i in dense[1:]}
+        got = {dense[0]: slots[dense[0]]()}
+        got.update({i: f.result() for i, f in pending.items()})
+        return got
+
+    side = pool("encode").submit(dense_side) if dense else None
     out: dict[int, LensResult] = {
         i: job() for i, job in enumerate(slots) if not isinstance(job, DenseJob)
     }
-    dense = [i for i, job in enumerate(slots) if isinstance(job, DenseJob)]
-    before_dense()
-    pending = {i: pool("dense").submit(slots[i]) for i in dense[1:]}
-    if dense:
-        out[dense[0]] = slots[dense[0]]()
-    out.update({i: f.result() for i, f in pending.items()})
+    if side is None:
+        vectors()
+    else:
+        out.update(side.result())
     return [out[i] for i in range(len(slots))]
