@@ -362,3 +362,58 @@ def test_failed_progress_stops_the_queued_batches(
     # Two windows of 8 batches were queued when the first result was collected; the batches
     # still waiting were dropped, not run (without the cancel all 16 run).
     assert len(runs) < 16, len(runs)
+
+
+def test_a_small_call_made_while_another_runs_uses_one_thread() -> None:
+    """A query batch that has the encoder to itself runs on every intra-op thread; one made
+    while another is inside onnxruntime runs on the single-threaded session (calls at once
+    each keep a core). The first call is held inside onnxruntime until the second has
+    entered it: events, not a clock, make them overlap."""
+    enc = OnnxMiniLMEncoder(intra_op_num_threads=2)
+    enc.encode_queries(["warm up"])
+    query_session = enc._session
+    run = enc._run
+    used: dict[str, object] = {}
+    first_in, second_in = threading.Event(), threading.Event()
+
+    def held_run(session, ids):  # type: ignore[no-untyped-def]
+        name = threading.current_thread().name
+        used[name] = session
+        if name == "first":
+            first_in.set()
+            assert second_in.wait(30), "the second call never reached onnxruntime"
+        else:
+            second_in.set()
+        return run(session, ids)
+
+    enc._run = held_run  # type: ignore[method-assign]
+    out: dict[str, np.ndarray] = {}
+    first = threading.Thread(
+        name="first", target=lambda: out.update(a=enc.encode_queries(SHORT[:3]))
+    )
+    first.start()
+    assert first_in.wait(30)  # the first call is inside onnxruntime: now the second
+    second = threading.Thread(
+        name="second", target=lambda: out.update(b=enc.encode_queries(SHORT[3:6]))
+    )
+    second.start()
+    first.join()
+    second.join()
+    enc._run = run  # type: ignore[method-assign]
+    assert used["first"] is query_session
+    assert used["second"] is not query_session and used["second"] is enc._bulk_session
+    single = OnnxMiniLMEncoder(intra_op_num_threads=1)
+    np.testing.assert_array_equal(out["a"], single.encode_queries(SHORT[:3]))
+    np.testing.assert_array_equal(out["b"], single.encode_queries(SHORT[3:6]))
+
+
+def test_one_thread_and_two_give_the_same_rows_to_the_bit() -> None:
+    """Which session ran a small call never shows in a vector."""
+    two = OnnxMiniLMEncoder(intra_op_num_threads=2)
+    one = OnnxMiniLMEncoder(intra_op_num_threads=1)
+    texts = [*SHORT[:8], *MEDIUM[:4], *LONG_PARAGRAPHS[:2]]
+    for size in (1, 3, 8):
+        for i in range(0, len(texts), size):
+            np.testing.assert_array_equal(
+                two.encode_queries(texts[i : i + size]), one.encode_queries(texts[i : i + size])
+            )
