@@ -417,3 +417,24 @@ def test_one_thread_and_two_give_the_same_rows_to_the_bit() -> None:
             np.testing.assert_array_equal(
                 two.encode_queries(texts[i : i + size]), one.encode_queries(texts[i : i + size])
             )
+
+
+def test_the_cores_a_process_counts_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``COGITAVE_THREADS`` (what a server gives each of its processes) sets the cores the
+    encoder's threads and the query batches count from; a bad value is ignored."""
+    from cogitave.query.encoder import RUNNERS_ENV, query_runners
+
+    monkeypatch.delenv(RUNNERS_ENV, raising=False)
+    monkeypatch.delenv(embed.THREADS_ENV, raising=False)
+    machine = embed.default_threads()
+    monkeypatch.setenv(embed.THREADS_ENV, "1")
+    assert embed.default_threads() == 1
+    assert OnnxMiniLMEncoder().intra_op_num_threads == 1
+    assert query_runners() == 1
+    monkeypatch.setenv(embed.THREADS_ENV, "1000")
+    assert embed.default_threads() == embed._MAX_DEFAULT_THREADS
+    for bad in ("0", "-2", "two", ""):
+        monkeypatch.setenv(embed.THREADS_ENV, bad)
+        assert embed.default_threads() == machine

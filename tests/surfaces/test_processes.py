@@ -192,10 +192,10 @@ def test_auto_is_the_usable_cpus_capped() -> None:
     assert processes.count(" 3 ") == 3
 
 
-def test_each_process_runs_its_share_of_the_cores_in_encoder_batches() -> None:
-    from cogitave.query.encoder import RUNNERS_ENV
+def test_each_process_counts_its_share_of_the_cores() -> None:
+    from cogitave.expand.embed import THREADS_ENV
 
-    assert processes.RUNNERS_ENV == RUNNERS_ENV  # the name the engine reads
+    assert processes.THREADS_ENV == THREADS_ENV  # the name the engine reads
     cpus = len(os.sched_getaffinity(0))
     assert processes.share_of_cores(1) == cpus
     assert processes.share_of_cores(cpus) == 1

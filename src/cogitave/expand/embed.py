@@ -149,8 +149,17 @@ def _package_file(package: str, relpath: str) -> Path:
     return path
 
 
+THREADS_ENV = "COGITAVE_THREADS"
+
+
 def default_threads() -> int:
-    """CPUs this process may use, capped at a small number."""
+    """The cores this process counts as its own, at most :data:`_MAX_DEFAULT_THREADS`:
+    ``COGITAVE_THREADS`` when set (a server of N processes gives each its share,
+    :mod:`cogitave.surfaces.processes`), else the CPUs it may use. The encoder's threads and
+    the query batches run at once both count from it."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return min(int(raw), _MAX_DEFAULT_THREADS)
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
