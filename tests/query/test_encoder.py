@@ -178,6 +178,23 @@ def test_batching_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
     assert CachedQueryEncoder(FakeEncoder()).batcher is not None
 
 
+def _ask(batcher: QueryBatcher, got: dict[str, np.ndarray], text: str) -> threading.Thread:
+    """A caller on its own thread asking ``batcher`` for ``text``; its rows land in ``got``."""
+    t = threading.Thread(target=lambda: got.__setitem__(text, batcher.encode([text])))
+    t.start()
+    return t
+
+
+def _until_queued(batcher: QueryBatcher, n: int, pause: threading.Event) -> None:
+    """Return once ``n`` callers wait in the batcher's queue (``pause``: an event never set
+    while this waits, to yield between looks)."""
+    while True:
+        with batcher._cond:
+            if len(batcher._waiting) == n:
+                return
+        pause.wait(0.001)
+
+
 def test_runners_encode_that_many_batches_at_once_and_the_next_waits() -> None:
     # The encoder blocks until released: two callers both get a runner's place and are
     # inside the encoder together; a third waits (two places only) and runs once one frees.
@@ -199,23 +216,13 @@ def test_runners_encode_that_many_batches_at_once_and_the_next_waits() -> None:
 
     batcher = QueryBatcher(blocking, runners=2)
     got: dict[str, np.ndarray] = {}
-
-    def ask(text: str) -> threading.Thread:
-        t = threading.Thread(target=lambda: got.__setitem__(text, batcher.encode([text])))
-        t.start()
-        return t
-
-    threads = [ask("a")]
+    threads = [_ask(batcher, got, "a")]
     inside.acquire()
-    threads.append(ask("b"))
+    threads.append(_ask(batcher, got, "b"))
     inside.acquire()  # both runners are inside the encoder now
     assert batcher._running == 2
-    threads.append(ask("c"))
-    while True:  # "c" is queued behind the two runners (no runner's place is free)
-        with batcher._cond:
-            if batcher._waiting:
-                break
-        release.wait(0.001)
+    threads.append(_ask(batcher, got, "c"))
+    _until_queued(batcher, 1, release)  # "c" waits behind the two runners (no place is free)
     assert [c.texts for c in batcher._waiting] == [["c"]]
     release.set()
     for t in threads:
@@ -242,27 +249,14 @@ def test_a_caller_whose_texts_another_runner_took_waits_for_that_batch() -> None
 
     batcher = QueryBatcher(gated, runners=2)
     got: dict[str, np.ndarray] = {}
-
-    def ask(text: str) -> threading.Thread:
-        t = threading.Thread(target=lambda: got.__setitem__(text, batcher.encode([text])))
-        t.start()
-        return t
-
-    def queued(n: int) -> None:
-        while True:
-            with batcher._cond:
-                if len(batcher._waiting) == n:
-                    return
-            gates["c"].wait(0.001)
-
-    threads = [ask("a")]
+    threads = [_ask(batcher, got, "a")]
     inside["a"].wait()
-    threads.append(ask("b"))
+    threads.append(_ask(batcher, got, "b"))
     inside["b"].wait()
-    threads.append(ask("c"))
-    queued(1)
-    threads.append(ask("d"))
-    queued(2)
+    threads.append(_ask(batcher, got, "c"))
+    _until_queued(batcher, 1, gates["c"])
+    threads.append(_ask(batcher, got, "d"))
+    _until_queued(batcher, 2, gates["c"])
     gates["a"].set()
     inside["c"].wait()  # one of the two callers runs ["c", "d"]
     gates["b"].set()  # frees a place: the other caller takes an empty batch and waits
