@@ -152,14 +152,20 @@ def _package_file(package: str, relpath: str) -> Path:
 THREADS_ENV = "COGITAVE_THREADS"
 
 
+def env_count(name: str) -> int | None:
+    """A count from the environment variable ``name``: a whole number >= 1, else None
+    (unset, blank or not a count)."""
+    raw = os.environ.get(name, "").strip()
+    return int(raw) if raw.isdigit() and int(raw) > 0 else None
+
+
 def default_threads() -> int:
     """The cores this process counts as its own, at most :data:`_MAX_DEFAULT_THREADS`:
     ``COGITAVE_THREADS`` when set (a server of N processes gives each its share,
     :mod:`cogitave.surfaces.processes`), else the CPUs it may use. The encoder's threads and
     the query batches run at once both count from it."""
-    raw = os.environ.get(THREADS_ENV, "").strip()
-    if raw.isdigit() and int(raw) > 0:
-        return min(int(raw), _MAX_DEFAULT_THREADS)
+    if (count := env_count(THREADS_ENV)) is not None:
+        return min(count, _MAX_DEFAULT_THREADS)
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -330,9 +336,15 @@ class OnnxEncoder:
         session when ``workers`` was given or it already runs on one thread, else a
         single-threaded session of the same graph (made once), one call per core."""
         session, _ = self._load()
-        if self.workers > 1 or self.intra_op_num_threads == 1:
+        if self._one_session:
             return session, self.workers
         return self._single(), self.bulk_workers
+
+    @property
+    def _one_session(self) -> bool:
+        """Every call runs on the query session: ``workers`` calls at once share it, or it
+        runs on one thread already."""
+        return self.workers > 1 or self.intra_op_num_threads == 1
 
     def _single(self) -> ort.InferenceSession:
         """The single-threaded session of the same graph (made once)."""
@@ -350,7 +362,7 @@ class OnnxEncoder:
         a third more CPU (1.79 against 1.81 ms, 2.45 against 1.81 ms of CPU); under load
         the CPU is what runs out. The two sessions run one graph and give the same rows to
         the bit (a test checks it), so which one ran never shows in a vector."""
-        if self.workers > 1 or self.intra_op_num_threads == 1:
+        if self._one_session:
             return self._run(session, ids)
         with self._lock:
             self._small_calls += 1

@@ -32,6 +32,7 @@ from cogitave.expand.embed import (
     check_texts,
     default_threads,
     encode_queries,
+    env_count,
     load_encoder,
 )
 
@@ -56,11 +57,10 @@ RUNNERS_ENV = "COGITAVE_QUERY_RUNNERS"
 
 
 def query_runners() -> int:
-    """Encoder batches run at once in this process: ``COGITAVE_QUERY_RUNNERS`` (a server of
-    N processes gives each its share of the cores, :mod:`cogitave.surfaces.processes`), else
-    one per core this process may use."""
-    raw = os.environ.get(RUNNERS_ENV, "").strip()
-    return int(raw) if raw.isdigit() and int(raw) > 0 else default_threads()
+    """Encoder batches run at once in this process: ``COGITAVE_QUERY_RUNNERS``, else one per
+    core the process counts as its own (:func:`~cogitave.expand.embed.default_threads`: a
+    server of N processes gives each its share, :mod:`cogitave.surfaces.processes`)."""
+    return env_count(RUNNERS_ENV) or default_threads()
 
 
 def batching_enabled() -> bool:

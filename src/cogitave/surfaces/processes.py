@@ -151,8 +151,8 @@ the encoder's threads and the encoder batches run at once; named here too, so th
 imports nothing of the engine before it forks). Each child gets its share: with the whole
 machine's count, each of two processes ran its lone queries on two threads, and the four
 threads of two processes contended for two cores (at concurrency 8, two processes: CPU a
-request 6.26 / 5.60 / 6.89 ms against 5.40 / 5.44 / 6.44 ms with their share, in three
-alternating rounds; 5 of 6 rounds answered more per second)."""
+request 5.64 / 5.11 / 5.72 ms against 4.57 / 4.76 / 5.35 ms with their share, in three
+alternating rounds, each answering more per second)."""
 
 
 def share_of_cores(processes: int) -> int:
