@@ -48,6 +48,7 @@ SECTIONS = (
     "docs_quality",
     "code_verbatim",
     "encoders",
+    "encoder_graphs",
     "settings_sweep",
     "settings_sweep_bge",
     "facets",

@@ -2,13 +2,14 @@
 baseline checkout in the same run.
 
     .venv/bin/python bench/build_cost.py [--sets fastapi,hugo,vite,react] \
-        [--baseline-src DIR] [--rounds 1] [--write]
+        [--baseline-src DIR] [--also NAME=DIR ...] [--rounds 1] [--write]
 
 For each docs tree of ``bench/docs_quality.py`` named in ``--sets`` (FastAPI and Hugo from
 ``$COGITAVE_DATA``, Vite and React from ``bench/.cache/sources``; a missing tree is skipped),
 ``cogitave index --collection TMP TREE`` runs as a subprocess into a fresh collection, once
 with this checkout and once with ``--baseline-src`` (another checkout's ``src``, run by the
-same interpreter; omitted: this checkout only), the two taking turns in rotating order. The
+same interpreter; omitted: this checkout only) and each ``--also NAME=DIR`` (more checkouts,
+each against the same baseline), all taking turns in rotating order. The
 CPU time is the subprocess's own (user + system, ``RUSAGE_CHILDREN``), so the shared
 machine's other load changes it less than wall time. Pages, nodes and texts embedded are read
 from the command's report.
@@ -126,17 +127,30 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path(data))
     ap.add_argument("--sets", default=DEFAULT_SETS, help="comma-separated docs trees")
     ap.add_argument("--baseline-src", type=Path, help="another checkout to build with too")
+    ap.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="another checkout to build with, named NAME in the table (repeatable)",
+    )
     ap.add_argument("--rounds", type=int, default=1, help="builds per checkout (best CPU)")
     ap.add_argument("--write", action="store_true", help="replace its section of RESULTS.md")
     args = ap.parse_args()
     checkouts = {"current": HERE.parent / "src"}
     if args.baseline_src:
         checkouts["baseline"] = args.baseline_src.resolve() / "src"
+    for item in args.also:
+        name, sep, where = item.partition("=")
+        if not sep or not name or name in checkouts:
+            sys.exit(f"--also takes NAME=DIR with a new name, not {item!r}")
+        checkouts[name] = Path(where).resolve() / "src"
     sets = [s for s in args.sets.split(",") if s]
     table = cost_table(sets, checkouts, args.rounds, args.data)
     print(table)
     if args.write:
         base = f" --baseline-src {args.baseline_src}" if args.baseline_src else ""
+        base += "".join(f" --also {item}" for item in args.also)
         write_section(
             "build_cost",
             f"## What a docs build costs ({time.strftime('%Y-%m-%d')})\n\n{machine_line()}\n\n"

@@ -2,7 +2,7 @@
 
     COGITAVE_DATA=../shared/data .venv/bin/python bench/docs_quality.py [--build-only] [--write]
         [--encoder bge] [--texts plain|context-v1|context-v2|context-v3] [--only a,b]
-        [--verbatim-only]
+        [--graph int8-static-v2] [--verbatim-only]
     .venv/bin/python bench/docs_quality.py --verbatim-only [--write]
 
 Builds (once, cached in ``bench/.cache/docs_quality/``) the FastAPI docs, the Hugo docs, this
@@ -29,6 +29,9 @@ tuning-set gains being within one question and hugo-errors losing 0.071 MRR.
 
 ``--texts RECIPE`` builds with another text recipe (:mod:`cogitave.texts`) into a cache of its
 own (``bench/.cache/docs_quality-RECIPE``), to compare recipes on the same questions.
+``--graph NAME`` builds with another of the encoder's graphs (``cogitave encoders`` lists them;
+default: the encoder's default) into a cache of its own (``bench/.cache/docs_quality-NAME``),
+to compare graphs the same way.
 
 ``--verbatim-only`` builds and embeds nothing: it reads each tree as ``cogitave index`` would
 and counts its pages' code blocks held verbatim by the nodes read
@@ -62,7 +65,9 @@ from cogitave.eval.docs import (
     evaluate_questions,
     read_url_questions,
 )
-from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name
+from cogitave.expand.embed import DEFAULT_ENCODER, canonical_name, encoder_spec
+from cogitave.expand.graphs import wanted_kind
+from cogitave.expand.models import MINILM, recorded_graph
 from cogitave.ingest.docs import read_docs as read_markdown
 from cogitave.nodes import Node
 from cogitave.sync import node_hash
@@ -111,12 +116,13 @@ def question_sets(name: str, questions: Path = QUESTIONS) -> list[tuple[str, Pat
     return [(p.stem, p) for p in ([main] if main.is_file() else []) + extra]
 
 
-def cache_of(encoder: str, texts: str = DEFAULT_TEXTS) -> Path:
-    """Where the collections of ``encoder`` built with text recipe ``texts`` are cached (the
-    defaults': ``docs_quality/``)."""
+def cache_of(encoder: str, texts: str = DEFAULT_TEXTS, graph: str | None = None) -> Path:
+    """Where the collections of ``encoder`` built with text recipe ``texts`` (and its graph
+    ``graph``, None: its default) are cached (the defaults': ``docs_quality/``)."""
     name = canonical_name(encoder)
     parts = [] if name == DEFAULT_ENCODER else [name.split("/")[-1]]
     parts += [] if texts == DEFAULT_TEXTS else [texts]
+    parts += [graph] if graph else []
     return CACHE.with_name("-".join(["docs_quality", *parts]))
 
 
@@ -148,17 +154,23 @@ def build(
     rebuild: bool = False,
     encoder: str = DEFAULT_ENCODER,
     texts: str = DEFAULT_TEXTS,
+    graph: str | None = None,
 ) -> Collection:
-    """The cached collection of ``tree``, built with ``encoder`` (and text recipe ``texts``,
-    set by :func:`use_texts`) when missing."""
-    path = cache_of(encoder, texts) / name
+    """The cached collection of ``tree``, built with ``encoder`` (its graph ``graph``, None: the
+    default, and text recipe ``texts``, set by :func:`use_texts`) when missing or built by
+    another recipe or graph."""
+    path = cache_of(encoder, texts, graph) / name
+    want_graph = graph or wanted_kind(encoder_spec(encoder) or MINILM)
     done = path / ".built"
     batch = None
     if done.is_file() and not rebuild:
         col = Collection.open(path, encoder=canonical_name(encoder))
         recorded = texts_recipe(col.snapshot.manifest.encoder)
+        made_by = recorded_graph(col.snapshot.manifest.encoder)
         if recorded != texts:  # a cache of another recipe (the default changed): build again
             print(f"{name}: the cached build read {recorded} texts, not {texts}; building again")
+        elif made_by != want_graph:  # the default graph changed
+            print(f"{name}: the cached build ran graph {made_by}, not {want_graph}; building again")
         elif name not in LIVE_TREES:
             return with_default_settings(col)
         else:
@@ -170,7 +182,7 @@ def build(
         shutil.rmtree(path)
     t0 = time.perf_counter()
     batch = batch or read_markdown(tree, base_url=BASE_URLS.get(name))
-    col = Collection.create(path, batch.schema, encoder=encoder)
+    col = Collection.create(path, batch.schema, encoder=encoder, graph=graph)
     col.add(batch.nodes)
     col.publish()
     took = time.perf_counter() - t0
@@ -188,6 +200,7 @@ def main() -> None:
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--encoder", default=DEFAULT_ENCODER)
     ap.add_argument("--texts", default=DEFAULT_TEXTS, help="the text recipe to build with")
+    ap.add_argument("--graph", default=None, help="the encoder graph to build with")
     ap.add_argument("--write", action="store_true")
     ap.add_argument(
         "--verbatim-only",
@@ -209,14 +222,19 @@ def main() -> None:
         if not tree.exists():
             print(f"skip {name}: {tree} not found", file=sys.stderr)
             continue
-        build(name, tree, rebuild=args.rebuild, encoder=args.encoder, texts=args.texts)
+        build(
+            name, tree, rebuild=args.rebuild, encoder=args.encoder, texts=args.texts,
+            graph=args.graph,
+        )  # fmt: skip
     if args.build_only:
         return
     out = [
         f"\n## Documentation questions graded by page URL ({time.strftime('%Y-%m-%d')})\n",
         machine_line(),
         "",
-        f"Encoder `{canonical_name(args.encoder)}`, text recipe `{args.texts}`.",
+        f"Encoder `{canonical_name(args.encoder)}` (graph "
+        f"`{args.graph or wanted_kind(encoder_spec(args.encoder) or MINILM)}`), "
+        f"text recipe `{args.texts}`.",
         "",
         "`COGITAVE_DATA=../shared/data .venv/bin/python bench/docs_quality.py --write`. "
         "Questions written from reading each docs tree (`bench/questions/`); 2 = the page "
@@ -242,7 +260,7 @@ def main() -> None:
     for name, tree in trees(args.data).items():
         if (wanted and name not in wanted) or not tree.exists():
             continue
-        col = build(name, tree, encoder=args.encoder, texts=args.texts)
+        col = build(name, tree, encoder=args.encoder, texts=args.texts, graph=args.graph)
         for label, path in question_sets(name):
             summary += score_set(col, label, read_url_questions(path), sections)
     out += ["### Every set: docs_search, grouped by page\n", *summary, "", *sections]

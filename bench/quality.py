@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/quality.py [--data ../shared/data] [--cache bench/.cache]
                                       [--classic bench/.cache/collections]
-                                      [--datasets scifact,cranfield,cisi,cacm,med,adi] [--write]
+                                      [--datasets scifact,cranfield,cisi,cacm,med,adi]
+                                      [--graph int8-static-v2] [--write]
 
 SciFact and Cranfield come from ``--data``. CISI, CACM, MED and ADI are the classic SMART
 distributions, kept out of the repository: put ``CISI.ALL``, ``CISI.QRY``, ``CISI.REL`` in
@@ -20,7 +21,9 @@ it), runs bm25, dense, hybrid and planned over the same snapshot and the same qu
 ``exact-rrf``: the RRF of the same BM25 lens and an exact (brute-force) search over the same
 stored whole-node vectors, which shows what approximate search costs. Prints nDCG@10,
 recall@100, MRR@10, latency percentiles and the per-query wins and losses of planned against
-hybrid (nDCG@10, ties within 1e-9). ``--write`` puts the tables in their section of
+hybrid (nDCG@10, ties within 1e-9). ``--graph NAME`` builds with another of the encoder's
+graphs (default: its default; give another ``--cache`` too, a cached build keeps the graph it
+was made with). ``--write`` puts the tables in their section of
 bench/RESULTS.md with the machine noted.
 """
 
@@ -73,7 +76,7 @@ def source(name: str, data: Path, classic: Path) -> Path:
 
 
 def build(
-    name: str, data: Path, cache: Path, encoder: str = DEFAULT_ENCODER
+    name: str, data: Path, cache: Path, encoder: str = DEFAULT_ENCODER, graph: str | None = None
 ) -> tuple[Collection, dict]:
     path = cache / name
     meta_file = cache / f"{name}.build.json"
@@ -87,7 +90,7 @@ def build(
     else:
         batch = smart.read_corpus(data)
     t0 = time.perf_counter()
-    col = Collection.create(path, batch.schema, encoder=encoder)
+    col = Collection.create(path, batch.schema, encoder=encoder, graph=graph)
     col.add(batch.nodes)
     col.publish()
     secs = time.perf_counter() - t0
@@ -169,6 +172,7 @@ def main() -> None:
     ap.add_argument("--classic", type=Path, default=HERE / ".cache" / "collections")
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--encoder", default=DEFAULT_ENCODER, help="the encoder of new builds")
+    ap.add_argument("--graph", default=None, help="the encoder graph of new builds")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -184,10 +188,11 @@ def main() -> None:
             skipped.append(f"{name} (no {src})")
             print(f"skipping {name}: no {src}", flush=True)
             continue
-        col, meta = build(name, src, args.cache, args.encoder)
+        col, meta = build(name, src, args.cache, args.encoder, args.graph)
         builds.append(
             f"{name}: {meta['nodes']} nodes in {meta['seconds']} s "
-            f"({meta['nodes_per_s']} nodes/s, {col.snapshot.encoder_name}, all vectors)"
+            f"({meta['nodes_per_s']} nodes/s, {col.snapshot.encoder_name}, graph "
+            f"{col.snapshot.encoder_graph}, all vectors)"
         )
         qs, rels = queries(name, src)
         run_systems(col, ["planned"], dict(list(qs.items())[:20]), rels)  # warm caches

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -227,6 +228,85 @@ def test_fixed_ranges_replace_every_dynamic_quantizer_and_derive_the_same_bytes(
     ops = {n.op_type for n in onnx.load_from_string(first).graph.node}
     assert "DynamicQuantizeLinear" not in ops and "QuantizeLinear" in ops
     assert graphs.derive(enc.model_path, MINILM.fast_graph, tokenize) == first
+
+
+def _vectors(graph: bytes | str, texts: list[str]) -> np.ndarray:
+    """The rows one graph gives ``texts``, each alone, on one thread and no optimisation."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(graph, sess_options=opts, providers=["CPUExecutionProvider"])
+    enc = OnnxMiniLMEncoder(graph="shipped")
+    tokenizer = enc._load()[1]
+    enc._input_names = frozenset(i.name for i in session.get_inputs())
+    return np.concatenate([enc._run(session, [tokenizer.encode(t).ids]) for t in texts])
+
+
+def test_the_graph_rewrites_keep_every_vector() -> None:
+    """Without its NaN guards the graph gives every text the same bits (the guard only fires on
+    a row whose keys are all masked, which no text makes); one ``Gelu`` for the written-out
+    GELU gives the same vectors within float rounding."""
+    import onnx
+
+    shipped = OnnxMiniLMEncoder().model_path
+    data = shipped.read_bytes()
+    texts = [*fixed_texts(), *query_texts()]
+    before = _vectors(data, texts)
+    unguarded = graphs.rewrite(data, nan_guards=True, gelu=False)
+    np.testing.assert_array_equal(_vectors(unguarded, texts), before)
+    fused = graphs.rewrite(data, nan_guards=True, gelu=True)
+    assert float((_vectors(fused, texts) * before).sum(1).min()) >= 0.99999
+    model = onnx.load_from_string(fused)
+    ops = Counter(n.op_type for n in model.graph.node)
+    assert ops["Gelu"] == 6 and not ops["IsNaN"] and not ops["Erf"]
+    read = {name for n in model.graph.node for name in n.input}
+    assert all(i.name in read for i in model.graph.initializer)  # no dead constants left
+    assert Counter(n.op_type for n in onnx.load_from_string(data).graph.node)["IsNaN"] == 6
+
+
+def test_a_gelu_of_another_shape_is_refused() -> None:
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    two = helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])
+    nodes = [
+        helper.make_node("Div", ["x", "two"], ["d"]),
+        helper.make_node("Erf", ["d"], ["e"]),
+        helper.make_node("Mul", ["e", "x"], ["y"]),  # no Add(erf, 1): not a GELU
+    ]
+    graph = helper.make_graph(nodes, "g", [x], [y], initializer=[two])
+    data = helper.make_model(graph).SerializeToString()
+    with pytest.raises(ValueError, match="not Div, Erf, Add, Mul, Mul"):
+        graphs.rewrite(data, nan_guards=False, gelu=True)
+    assert graphs.rewrite(data, nan_guards=True, gelu=False)  # nothing to remove: unchanged
+
+
+def test_a_session_leaves_off_the_optimizers_its_graph_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The recipe's ``disabled_optimizers`` reach every session of its graph (query, bulk and
+    one-thread), and a graph without the field gets onnxruntime's full set."""
+    assert MINILM.fast_graph is not None and MINILM.fast_graph.disabled_optimizers
+    made: list[object] = []
+    real = embed.ort.InferenceSession
+
+    def spy(*args: object, **kwargs: object) -> object:
+        if "disabled_optimizers" in kwargs:  # an encoder's session, not a derivation's
+            made.append(kwargs["disabled_optimizers"])
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(embed.ort, "InferenceSession", spy)
+    enc = OnnxMiniLMEncoder(intra_op_num_threads=2)
+    enc.warm()
+    enc._single()
+    assert made == [list(MINILM.fast_graph.disabled_optimizers)] * 2
+    made.clear()
+    OnnxMiniLMEncoder(graph="int8-static-v2").warm()
+    OnnxMiniLMEncoder(graph="shipped").warm()
+    assert made == [[], []]
 
 
 def test_shipped_graph_is_the_float_fallback(monkeypatch: pytest.MonkeyPatch) -> None:

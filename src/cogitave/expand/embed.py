@@ -12,18 +12,21 @@ reproduce sentence-transformers (mean over the attention mask, then L2 with eps 
 Graphs (:mod:`cogitave.expand.graphs`): MiniLM's shipped graph stores int8 weights but computes
 in fp32 (cosine >= 0.9991 min, 0.9994 mean to the fp32 reference on 60 SciFact abstracts and
 claims). The registry runs a graph derived from it once per user: per-channel int8 MatMuls
-(``quantize_dynamic``, MatMuls only, feed-forward output projections kept float), with every
-activation range fixed on the shipped calibration texts (``int8-static-v2``). Both shipped
-graphs quantize activations with one dynamic scale per batch tensor, so a text's vector moved
-with its batch-mates (cosine >= 0.988 between alone and batched); with fixed ranges a text gets
-the same bits alone, in any batch and in any process (tested), at the same speed. Measured on
-the tests' fixed texts against the stored fp32 vectors: cosine >= 0.99 on every text with a
-word (0.9914 min, against 0.9877 for the dynamic ``int8-per-channel-v1``, which still runs for
-the roots that recorded it), 0.97 on texts of punctuation or nothing. Quantizing every MatMul
-and the embedding Gather was faster still but fell to 0.989 on claims and 0.97 on short texts;
-``MatMulNBits`` (8-bit blocks of 32, int8 activations per block) kept 0.9935 and batch
-independence but was no faster (CPU time of one thread, 1.04x); per-row activation scales
-built from plain operators were 2.3x slower (no fused kernel).
+(``quantize_dynamic``, MatMuls only, feed-forward output projections kept float), every
+activation range fixed on the shipped calibration texts, the exporter's NaN guards after each
+softmax removed, each GELU one operator, and onnxruntime's SkipLayerNormalization fusion left
+off (``int8-static-v3``: about 0.7x the CPU per token of ``int8-static-v2``, the same
+products on the exporter's graph as it was; ``bench/RESULTS.md``, "Encoder graphs"). Both
+shipped graphs quantize activations with one dynamic scale per batch tensor, so a text's vector
+moved with its batch-mates (cosine >= 0.988 between alone and batched); with fixed ranges a
+text gets the same bits alone, in any batch and in any process (tested). Measured on the tests'
+fixed texts against the stored fp32 vectors: cosine >= 0.99 on every text with a word (0.9920
+min, 0.9962 mean, as ``int8-static-v2``; 0.9877 min for the dynamic ``int8-per-channel-v1``;
+both still run for the roots that recorded them), 0.97 on texts of punctuation or nothing.
+Quantizing every MatMul and the embedding Gather was faster still but fell to 0.989 on claims
+and 0.97 on short texts; ``MatMulNBits`` (8-bit blocks of 32, int8 activations per block) kept
+0.9935 and batch independence but was no faster (CPU time of one thread, 1.04x); per-row
+activation scales built from plain operators were 2.3x slower (no fused kernel).
 ``COGITAVE_ENCODER_GRAPH=shipped`` makes the shipped graph (float products) the default of new
 collections. A root records the graph its vectors came from, and ``get_encoder(name, graph)``
 runs that one: two graphs' vectors are never mixed. bge-small's graph is int8 already
@@ -327,8 +330,12 @@ class OnnxEncoder:
         opts.add_session_config_entry(
             "session.intra_op.allow_spinning", "1" if self.allow_spinning else "0"
         )
+        recipe = self.spec.recipe(graph.kind)
         return ort.InferenceSession(
-            graph.session_input(), sess_options=opts, providers=["CPUExecutionProvider"]
+            graph.session_input(),
+            sess_options=opts,
+            providers=["CPUExecutionProvider"],
+            disabled_optimizers=list(recipe.disabled_optimizers) if recipe else [],
         )
 
     def _bulk(self) -> tuple[ort.InferenceSession, int]:
