@@ -15,13 +15,13 @@ claims). The registry runs a graph derived from it once per user: per-channel in
 (``quantize_dynamic``, MatMuls only, feed-forward output projections kept float), every
 activation range fixed on the shipped calibration texts, the exporter's NaN guards after each
 softmax removed, each GELU one operator, and onnxruntime's SkipLayerNormalization fusion left
-off (``int8-static-v3``: about 0.7x the CPU per token of ``int8-static-v2``, the same
-products on the exporter's graph as it was; ``bench/RESULTS.md``, "Encoder graphs"). Both
+off (``int8-static-v3``: 0.73x the CPU per token of ``int8-static-v2``, the same products
+on the exporter's graph as it was; ``bench/RESULTS.md``, "Encoder graphs"). Both
 shipped graphs quantize activations with one dynamic scale per batch tensor, so a text's vector
 moved with its batch-mates (cosine >= 0.988 between alone and batched); with fixed ranges a
 text gets the same bits alone, in any batch and in any process (tested). Measured on the tests'
-fixed texts against the stored fp32 vectors: cosine >= 0.99 on every text with a word (0.9920
-min, 0.9962 mean, as ``int8-static-v2``; 0.9877 min for the dynamic ``int8-per-channel-v1``;
+fixed texts against the stored fp32 vectors: cosine >= 0.99 on every text with a word (0.9913
+min, 0.9961 mean; ``int8-static-v2`` 0.9920 min, the dynamic ``int8-per-channel-v1`` 0.9877;
 both still run for the roots that recorded them), 0.97 on texts of punctuation or nothing.
 Quantizing every MatMul and the embedding Gather was faster still but fell to 0.989 on claims
 and 0.97 on short texts; ``MatMulNBits`` (8-bit blocks of 32, int8 activations per block) kept
