@@ -266,22 +266,36 @@ def test_the_graph_rewrites_keep_every_vector() -> None:
     assert Counter(n.op_type for n in onnx.load_from_string(data).graph.node)["IsNaN"] == 6
 
 
-def test_a_gelu_of_another_shape_is_refused() -> None:
+def _erf_graph(divisor: float, with_add: bool = True) -> bytes:
+    """x * 0.5 * (1 + erf(x / divisor)) as the exporter writes it (without the Add: not one)."""
     from onnx import TensorProto, helper
 
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
-    two = helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])
-    nodes = [
-        helper.make_node("Div", ["x", "two"], ["d"]),
-        helper.make_node("Erf", ["d"], ["e"]),
-        helper.make_node("Mul", ["e", "x"], ["y"]),  # no Add(erf, 1): not a GELU
+    consts = [
+        helper.make_tensor(name, TensorProto.FLOAT, [], [value])
+        for name, value in (("div", divisor), ("one", 1.0), ("half", 0.5))
     ]
-    graph = helper.make_graph(nodes, "g", [x], [y], initializer=[two])
-    data = helper.make_model(graph).SerializeToString()
-    with pytest.raises(ValueError, match="not Div, Erf, Add, Mul, Mul"):
-        graphs.rewrite(data, nan_guards=False, gelu=True)
-    assert graphs.rewrite(data, nan_guards=True, gelu=False)  # nothing to remove: unchanged
+    nodes = [helper.make_node("Div", ["x", "div"], ["d"]), helper.make_node("Erf", ["d"], ["e"])]
+    if with_add:
+        nodes.append(helper.make_node("Add", ["e", "one"], ["a"]))
+    nodes += [
+        helper.make_node("Mul", ["half", "a" if with_add else "e"], ["h"]),
+        helper.make_node("Mul", ["x", "h"], ["y"]),
+    ]
+    graph = helper.make_graph(nodes, "g", [x], [y], initializer=consts)
+    return helper.make_model(graph).SerializeToString()
+
+
+def test_a_gelu_of_another_shape_is_refused() -> None:
+    import onnx
+
+    fused = onnx.load_from_string(graphs.rewrite(_erf_graph(2**0.5), nan_guards=False, gelu=True))
+    assert [n.op_type for n in fused.graph.node] == ["Gelu"]
+    for data in (_erf_graph(2**0.5, with_add=False), _erf_graph(3.0)):
+        with pytest.raises(ValueError, match=r"is not x \* 0.5"):
+            graphs.rewrite(data, nan_guards=False, gelu=True)
+        assert graphs.rewrite(data, nan_guards=True, gelu=False)  # no guard to remove
 
 
 def test_a_session_leaves_off_the_optimizers_its_graph_names(

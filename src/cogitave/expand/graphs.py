@@ -242,14 +242,25 @@ def requantize(shipped: Path, recipe: GraphRecipe) -> bytes:
 def rewrite(data: bytes, *, nan_guards: bool, gelu: bool) -> bytes:
     """``data`` with the exporter's NaN guards after each softmax removed (``nan_guards``) and
     each GELU written out as ``Div, Erf, Add, Mul, Mul`` made one ``com.microsoft`` ``Gelu``
-    (``gelu``). A guard is ``Where(IsNaN(p), c, p)``: its readers read ``p``. ValueError when a
-    GELU does not have the exporter's shape (then the recipe does not fit this graph)."""
+    (``gelu``). A guard is ``Where(IsNaN(p), c, p)``: its readers read ``p``. ValueError when an
+    ``Erf`` is not such a GELU, constants included (then the recipe does not fit this graph)."""
     import onnx
-    from onnx import helper
+    from onnx import helper, numpy_helper
 
     model = onnx.load_from_string(data)
     nodes = list(model.graph.node)
     made_by = {out: n for n in nodes for out in n.output}
+    constants = {i.name: i for i in model.graph.initializer}
+
+    def holds(node: onnx.NodeProto, value: float) -> bool:
+        """Whether one of ``node``'s inputs is a one-value constant equal to ``value``."""
+        for name in node.input:
+            if name in constants:
+                array = numpy_helper.to_array(constants[name])
+                if array.size == 1 and abs(float(array.reshape(-1)[0]) - value) < 1e-4:
+                    return True
+        return False
+
     readers: dict[str, list[onnx.NodeProto]] = {}
     for n in nodes:
         for name in n.input:
@@ -276,13 +287,16 @@ def rewrite(data: bytes, *, nan_guards: bool, gelu: bool) -> bytes:
             half = only_reader(add)  # Mul(0.5, .)
             mul = only_reader(half)  # Mul(x, .)
             if (
-                div is None or div.op_type != "Div"
-                or add is None or add.op_type != "Add"
-                or half is None or half.op_type != "Mul"
+                div is None or div.op_type != "Div" or not holds(div, 2**0.5)
+                or add is None or add.op_type != "Add" or not holds(add, 1.0)
+                or half is None or half.op_type != "Mul" or not holds(half, 0.5)
                 or mul is None or mul.op_type != "Mul"
                 or div.input[0] not in mul.input
             ):  # fmt: skip
-                raise ValueError(f"GELU at {erf.name} is not Div, Erf, Add, Mul, Mul")
+                raise ValueError(
+                    f"GELU at {erf.name} is not x * 0.5 * (1 + erf(x / sqrt 2)) as Div, Erf, "
+                    "Add, Mul, Mul"
+                )
             dropped.update(id(n) for n in (div, erf, add, half))
             replaced[id(mul)] = helper.make_node(
                 "Gelu", [div.input[0]], [mul.output[0]], name=f"{mul.name}_gelu",
