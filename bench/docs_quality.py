@@ -126,6 +126,11 @@ def cache_of(encoder: str, texts: str = DEFAULT_TEXTS, graph: str | None = None)
     return CACHE.with_name("-".join(["docs_quality", *parts]))
 
 
+def graph_of(encoder: str, graph: str | None = None) -> str:
+    """The graph a build with ``encoder`` runs: ``graph``, else the encoder's default."""
+    return graph or wanted_kind(encoder_spec(encoder) or MINILM)
+
+
 def use_texts(recipe: str) -> None:
     """New collections of this process record (and embed by) text recipe ``recipe``."""
     if recipe not in TEXT_RECIPES:
@@ -160,7 +165,7 @@ def build(
     default, and text recipe ``texts``, set by :func:`use_texts`) when missing or built by
     another recipe or graph."""
     path = cache_of(encoder, texts, graph) / name
-    want_graph = graph or wanted_kind(encoder_spec(encoder) or MINILM)
+    want_graph = graph_of(encoder, graph)
     done = path / ".built"
     batch = None
     if done.is_file() and not rebuild:
@@ -232,8 +237,7 @@ def main() -> None:
         f"\n## Documentation questions graded by page URL ({time.strftime('%Y-%m-%d')})\n",
         machine_line(),
         "",
-        f"Encoder `{canonical_name(args.encoder)}` (graph "
-        f"`{args.graph or wanted_kind(encoder_spec(args.encoder) or MINILM)}`), "
+        f"Encoder `{canonical_name(args.encoder)}` (graph `{graph_of(args.encoder, args.graph)}`), "
         f"text recipe `{args.texts}`.",
         "",
         "`COGITAVE_DATA=../shared/data .venv/bin/python bench/docs_quality.py --write`. "

@@ -38,6 +38,7 @@ sys.path.insert(0, str(HERE.parent))
 import docs_quality  # noqa: E402
 import quality  # noqa: E402
 from _machine import machine_line, write_section  # noqa: E402
+from encoders import abstracts  # noqa: E402
 
 from cogitave.eval.docs import (  # noqa: E402
     collection_search,
@@ -58,13 +59,13 @@ def paragraphs(limit: int = 1200) -> list[str]:
     return out[:limit]
 
 
-def speed(graphs: list[str], data: Path, rounds: int) -> tuple[list[str], dict[str, np.ndarray]]:
+def speed(
+    encs: dict[str, OnnxMiniLMEncoder], data: Path, rounds: int
+) -> tuple[list[str], dict[str, np.ndarray]]:
     """CPU ms per token of each graph on one thread, best of ``rounds`` alternating rounds."""
-    encs = {g: OnnxMiniLMEncoder(graph=g, intra_op_num_threads=1) for g in graphs}
-    for e in encs.values():
-        e.warm()
+    graphs = list(encs)
     tokenizer = encs[graphs[0]]._load()[1]
-    corpora = {"docs paragraphs": paragraphs(), "SciFact abstracts": quality_abstracts(data)}
+    corpora = {"docs paragraphs": paragraphs(), "SciFact abstracts": abstracts(data, 400)}
     best: dict[tuple[str, str], float] = {}
     vectors: dict[str, np.ndarray] = {}
     tokens = {k: sum(len(e.ids) for e in tokenizer.encode_batch(v)) for k, v in corpora.items()}
@@ -94,26 +95,18 @@ def speed(graphs: list[str], data: Path, rounds: int) -> tuple[list[str], dict[s
     return [f"One thread, best of {rounds} alternating rounds; {sizes}.", "", *lines], vectors
 
 
-def quality_abstracts(data: Path, n: int = 400) -> list[str]:
-    import json
-
-    lines = (data / "scifact" / "corpus.jsonl").read_text().splitlines()[:n]
-    return [f"{d['title']}\n{d['text']}" for d in map(json.loads, lines)]
-
-
-def parity(graphs: list[str], vectors: dict[str, np.ndarray]) -> list[str]:
+def parity(encs: dict[str, OnnxMiniLMEncoder], vectors: dict[str, np.ndarray]) -> list[str]:
     from tests.expand.helpers import REFERENCE_FILE, fixed_texts, text_key
 
     texts = [t for t in fixed_texts() if any(c.isalnum() for c in t)]
     with np.load(REFERENCE_FILE) as stored:
         ref = np.stack([stored[text_key(t)] for t in texts])
     lines = ["| graph | fixed texts: min cosine to fp32 | mean | worst text |", "|---|---|---|---|"]
-    for g in graphs:
-        enc = OnnxMiniLMEncoder(graph=g, intra_op_num_threads=1)
+    for g, enc in encs.items():
         cos = (np.concatenate([enc.encode([t]) for t in texts]) * ref).sum(1)
         worst = texts[int(np.argmin(cos))][:40].replace("|", "\\|").replace("\n", " ")
         lines.append(f"| `{g}` | {cos.min():.4f} | {cos.mean():.4f} | {worst!r} |")
-    a, b = (vectors[g] for g in graphs)
+    a, b = (vectors[g] for g in encs)
     between = (a * b).sum(1)
     lines += [
         "",
@@ -194,9 +187,12 @@ def main() -> None:
     args = ap.parse_args()
     default = wanted_kind(MINILM)
     graphs = [default, args.other]
-    speed_lines, vectors = speed(graphs, args.data, args.rounds)
+    encs = {g: OnnxMiniLMEncoder(graph=g, intra_op_num_threads=1) for g in graphs}
+    for e in encs.values():
+        e.warm()
+    speed_lines, vectors = speed(encs, args.data, args.rounds)
     print("\n".join(speed_lines), flush=True)
-    parity_lines = parity(graphs, vectors)
+    parity_lines = parity(encs, vectors)
     print("\n".join(parity_lines), flush=True)
     out = [
         f"## Encoder graphs: `{default}` (the default) against `{args.other}` "
