@@ -84,6 +84,15 @@ def run_build(tree: Path, src: Path, checkout: str, base_url: str | None) -> Bui
     )
 
 
+def package_src(checkout: Path) -> Path:
+    """A checkout's ``src`` (the folder put on ``PYTHONPATH``); exits when it holds no package:
+    a wrong path would fall back to the installed package and time this checkout twice."""
+    src = checkout.resolve() / "src"
+    if not (src / "cogitave" / "__init__.py").is_file():
+        sys.exit(f"{checkout} is not a checkout: {src / 'cogitave'} is missing (pass its root)")
+    return src
+
+
 def cost_table(sets: list[str], checkouts: dict[str, Path], rounds: int, data: Path) -> str:
     """The table (markdown): each set built by each checkout, turns rotating, best of rounds."""
     lines = [
@@ -139,12 +148,12 @@ def main() -> None:
     args = ap.parse_args()
     checkouts = {"current": HERE.parent / "src"}
     if args.baseline_src:
-        checkouts["baseline"] = args.baseline_src.resolve() / "src"
+        checkouts["baseline"] = package_src(args.baseline_src)
     for item in args.also:
         name, sep, where = item.partition("=")
         if not sep or not name or name in checkouts:
             sys.exit(f"--also takes NAME=DIR with a new name, not {item!r}")
-        checkouts[name] = Path(where).resolve() / "src"
+        checkouts[name] = package_src(Path(where))
     sets = [s for s in args.sets.split(",") if s]
     table = cost_table(sets, checkouts, args.rounds, args.data)
     print(table)
