@@ -81,7 +81,9 @@ HEAD = (
     "| system | MRR | Hit@1 | Hit@3 | Hit@5 | nDCG@5 | answer tokens "
     "| must-contain | hits shown | tokens read |"
 )
-SUMMARY = "| set | questions | system | MRR | nDCG@5 | must-contain | hits shown | tokens read |"
+SUMMARY = (
+    "| set | questions | system | MRR | Hit@1 | nDCG@5 | must-contain | hits shown | tokens read |"
+)
 # The ranking without the page-aware stage: every node competes, no grouping, no demotion.
 BEFORE = {
     "group_by_page": False,
@@ -260,7 +262,7 @@ def main() -> None:
         "",
     ]
     sections: list[str] = []
-    summary = [SUMMARY, "|---" * 8 + "|"]
+    summary = [SUMMARY, "|---" * 9 + "|"]
     for name, tree in trees(args.data).items():
         if (wanted and name not in wanted) or not tree.exists():
             continue
@@ -350,8 +352,8 @@ def read_cells(s: UrlScore) -> str:
 def brief(name: str, n: int, s: UrlScore) -> str:
     """One row of the summary: a set's ranking and what an agent reads of it."""
     return (
-        f"| {name} | {n} | {s.system} | {s.metrics['mrr']:.3f} | {s.metrics['ndcg@5']:.3f} "
-        f"| {read_cells(s)} |"
+        f"| {name} | {n} | {s.system} | {s.metrics['mrr']:.3f} | {s.metrics['hit@1']:.3f} "
+        f"| {s.metrics['ndcg@5']:.3f} | {read_cells(s)} |"
     )
 
 
