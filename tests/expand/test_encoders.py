@@ -267,6 +267,103 @@ def test_the_graph_rewrites_keep_every_vector() -> None:
     assert Counter(n.op_type for n in onnx.load_from_string(data).graph.node)["IsNaN"] == 6
 
 
+def _session_rows(spec: models.EncoderSpec, graph: bytes, ids: list[list[int]]) -> np.ndarray:
+    """The rows a graph gives token ids, in batches of 8, through the sessions the encoder
+    makes (every optimisation its recipe leaves on)."""
+    enc = get_encoder(spec.name)
+    assert isinstance(enc, embed.OnnxEncoder) and enc.graph is not None
+    enc._load()
+    session = enc._new_session(graphs.Graph(graph, enc.graph.kind, "memory"), 1)
+    return np.concatenate([enc._run(session, ids[i : i + 8]) for i in range(0, len(ids), 8)])
+
+
+@pytest.mark.parametrize("spec", [MINILM, BGE_SMALL], ids=["minilm", "bge"])
+def test_integer_matmuls_fused_with_their_scaling_give_the_same_rows(
+    spec: models.EncoderSpec,
+) -> None:
+    """Each default graph's integer MatMuls, with the Cast, scale Mul and bias Add after them,
+    become one MatMulIntegerToFloat: every one of them, and the rows stay the same (to the
+    bit where it was measured; here within float rounding)."""
+    import onnx
+
+    recipe = spec.fast_graph
+    assert recipe is not None and recipe.integer_to_float and recipe.static_activations
+    enc = get_encoder(spec.name)
+    assert isinstance(enc, embed.OnnxEncoder)
+    tokenizer = enc._load()[1]
+    texts = [*fixed_texts(), *query_texts()]
+    ids = [tokenizer.encode(t).ids for t in texts]
+    unfused = graphs.derive(
+        enc.model_path,
+        dataclasses.replace(recipe, integer_to_float=False),
+        lambda text: tokenizer.encode(text).ids,
+        graphs.calibration_prefixes(spec),
+    )
+    fused = graphs.integer_to_float(unfused)
+    ops = Counter(n.op_type for n in onnx.load_from_string(fused).graph.node)
+    before = Counter(n.op_type for n in onnx.load_from_string(unfused).graph.node)
+    assert before["MatMulInteger"] > 0
+    assert ops["MatMulIntegerToFloat"] == before["MatMulInteger"] and not ops["MatMulInteger"]
+    assert ops["Cast"] == before["Cast"] - before["MatMulInteger"]
+    np.testing.assert_allclose(
+        _session_rows(spec, fused, ids), _session_rows(spec, unfused, ids), rtol=0, atol=1e-6
+    )
+    # the encoder's own graph is the fused one
+    assert enc.graph is not None and enc.graph.kind == recipe.name
+    source = enc.graph.source
+    graph = onnx.load_from_string(source) if isinstance(source, bytes) else onnx.load(str(source))
+    assert "MatMulInteger" not in {n.op_type for n in graph.graph.node}
+
+
+def _integer_matmul_graph(bias: bool, extra_reader: bool) -> bytes:
+    """One MatMulInteger, its Cast, its scale Mul (of two scales) and a bias Add; with
+    ``extra_reader`` the int32 product is also a graph output (then it cannot be fused)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    a = helper.make_tensor_value_info("a", TensorProto.UINT8, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])
+    consts = [
+        numpy_helper.from_array(np.arange(12, dtype=np.int8).reshape(3, 4) - 6, "w"),
+        numpy_helper.from_array(np.asarray(3, np.uint8), "a_zero"),
+        numpy_helper.from_array(np.zeros(4, np.int8), "w_zero"),
+        numpy_helper.from_array(np.asarray(0.5, np.float32), "a_scale"),
+        numpy_helper.from_array(np.asarray([0.1, 0.2, 0.3, 0.4], np.float32), "w_scale"),
+        numpy_helper.from_array(np.asarray([1.0, -1.0, 0.5, 2.0], np.float32), "bias"),
+    ]
+    nodes = [
+        helper.make_node("MatMulInteger", ["a", "w", "a_zero", "w_zero"], ["p"]),
+        helper.make_node("Cast", ["p"], ["pf"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["a_scale", "w_scale"], ["s"]),
+        helper.make_node("Mul", ["pf", "s"], ["scaled" if bias else "y"]),
+    ]
+    if bias:
+        nodes.append(helper.make_node("Add", ["scaled", "bias"], ["y"]))
+    outputs = [y]
+    if extra_reader:
+        outputs.append(helper.make_tensor_value_info("p", TensorProto.INT32, [2, 4]))
+    graph = helper.make_graph(nodes, "g", [a], outputs, initializer=consts)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_an_integer_matmul_is_fused_only_when_nothing_else_reads_its_steps(bias: bool) -> None:
+    import onnx
+    import onnxruntime as ort
+
+    data = _integer_matmul_graph(bias, extra_reader=False)
+    fused = graphs.integer_to_float(data)
+    assert [n.op_type for n in onnx.load_from_string(fused).graph.node] == ["MatMulIntegerToFloat"]
+    feed = {"a": np.asarray([[0, 3, 9], [255, 7, 1]], np.uint8)}
+
+    def run(graph: bytes) -> np.ndarray:
+        session = ort.InferenceSession(graph, providers=["CPUExecutionProvider"])
+        return session.run(["y"], feed)[0]
+
+    np.testing.assert_allclose(run(fused), run(data), rtol=1e-6)
+    kept = _integer_matmul_graph(bias, extra_reader=True)
+    assert graphs.integer_to_float(kept) == kept  # its int32 product is an output too
+
+
 def _erf_graph(divisor: float, with_add: bool = True) -> bytes:
     """x * 0.5 * (1 + erf(x / divisor)) as the exporter writes it (without the Add: not one)."""
     from onnx import TensorProto, helper
@@ -431,6 +528,9 @@ def test_the_cache_key_holds_source_recipe_and_runtime() -> None:
 
     assert "abababab" in path.name and MINILM.fast_graph.name in path.name
     assert f"ort{ort.__version__}" in path.name
+    # a released recipe that gained the fusion names another file than its older one
+    older = dataclasses.replace(MINILM.fast_graph, integer_to_float=False)
+    assert graphs.cached_path(MINILM, older, "ab" * 32) != path
 
 
 # -- identity in the collection ---------------------------------------------------------------
