@@ -2,7 +2,7 @@
 
     COGITAVE_DATA=../shared/data .venv/bin/python bench/docs_quality.py [--build-only] [--write]
         [--encoder bge] [--texts plain|context-v1|context-v2|context-v3] [--only a,b]
-        [--graph int8-static-v2] [--verbatim-only]
+        [--graph int8-static-v2] [--against plain] [--verbatim-only]
     .venv/bin/python bench/docs_quality.py --verbatim-only [--write]
 
 Builds (once, cached in ``bench/.cache/docs_quality/``) the FastAPI docs, the Hugo docs, this
@@ -32,6 +32,9 @@ own (``bench/.cache/docs_quality-RECIPE``), to compare recipes on the same quest
 ``--graph NAME`` builds with another of the encoder's graphs (``cogitave encoders`` lists them;
 default: the encoder's default) into a cache of its own (``bench/.cache/docs_quality-NAME``),
 to compare graphs the same way.
+
+``--against RECIPE`` builds each collection with that text recipe too and adds a table: every
+set's planned, grouped scores on both builds, the differences and the questions that moved.
 
 ``--verbatim-only`` builds and embeds nothing: it reads each tree as ``cogitave index`` would
 and counts its pages' code blocks held verbatim by the nodes read
@@ -210,6 +213,11 @@ def main() -> None:
     ap.add_argument("--graph", default=None, help="the encoder graph to build with")
     ap.add_argument("--write", action="store_true")
     ap.add_argument(
+        "--against",
+        default="",
+        help="another text recipe: each set scored on both builds, planned and grouped by page",
+    )
+    ap.add_argument(
         "--verbatim-only",
         action="store_true",
         help="only the code-verbatim check of each tree (nothing built or embedded)",
@@ -269,7 +277,10 @@ def main() -> None:
         col = build(name, tree, encoder=args.encoder, texts=args.texts, graph=args.graph)
         for label, path in question_sets(name):
             summary += score_set(col, label, read_url_questions(path), sections)
-    out += ["### Every set: docs_search, grouped by page\n", *summary, "", *sections]
+    out += ["### Every set: docs_search, grouped by page\n", *summary, ""]
+    if args.against:
+        out += against(args, wanted)
+    out += sections
     text = "\n".join(out) + "\n"
     print(text)
     if args.write:
@@ -311,6 +322,57 @@ def code_verbatim(named: dict[str, Path], wanted: AbstractSet[str] = frozenset()
             *verbatim.table(rows),
         ]
     )
+
+
+TUNING = frozenset({"fastapi", "hugo", "cogitave"})
+"""The sets the text recipes and the planner's defaults were chosen on (bench/RESULTS.md,
+"Embedding texts"); every other set is an evaluation set."""
+
+
+def against(args: argparse.Namespace, wanted: AbstractSet[str]) -> list[str]:
+    """Each set on this run's build and on a build of text recipe ``args.against`` (same
+    encoder and graph): planned, grouped by page, both scores, the differences and the questions
+    whose reciprocal rank moved (the table rows)."""
+    rows = [
+        f"### Against the `{args.against}` text recipe: planned, grouped by page\n",
+        f"Each collection built with `{args.against}` and with `{args.texts}` (same encoder and "
+        "graph) and scored on the same questions in this run. Up / down: the questions whose "
+        "answering page rose or fell (reciprocal rank). Tuning sets: "
+        + ", ".join(sorted(TUNING))
+        + "; the others are evaluation sets.",
+        "",
+        f"| set | {args.against}: MRR / Hit@1 / nDCG@5 | {args.texts} | MRR | Hit@1 | nDCG@5 "
+        "| up / down |",
+        "|---" * 7 + "|",
+    ]
+    for name, tree in trees(args.data).items():
+        if (wanted and name not in wanted) or not tree.exists():
+            continue
+        use_texts(args.against)
+        other = build(name, tree, encoder=args.encoder, texts=args.against, graph=args.graph)
+        use_texts(args.texts)
+        col = build(name, tree, encoder=args.encoder, texts=args.texts, graph=args.graph)
+        for label, path in question_sets(name):
+            qs = read_url_questions(path)
+            a, b = (
+                evaluate_questions(
+                    "planned", qs, collection_search(c, "planned", group_by_page=True)
+                )
+                for c in (other, col)
+            )
+            ma, mb = a.metrics, b.metrics
+            pairs = zip(a.outcomes, b.outcomes, strict=True)
+            rr = [(x.metrics["mrr"], y.metrics["mrr"]) for x, y in pairs]
+            up = sum(y > x + 1e-9 for x, y in rr)
+            down = sum(y < x - 1e-9 for x, y in rr)
+            tag = " (tuning)" if label in TUNING else ""
+            rows.append(
+                f"| {label}{tag} | {ma['mrr']:.3f} / {ma['hit@1']:.3f} / {ma['ndcg@5']:.3f} "
+                f"| {mb['mrr']:.3f} / {mb['hit@1']:.3f} / {mb['ndcg@5']:.3f} "
+                f"| {mb['mrr'] - ma['mrr']:+.3f} | {mb['hit@1'] - ma['hit@1']:+.3f} "
+                f"| {mb['ndcg@5'] - ma['ndcg@5']:+.3f} | {up} / {down} |"
+            )
+    return [*rows, ""]
 
 
 def score_set(
