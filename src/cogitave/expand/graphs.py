@@ -430,7 +430,8 @@ def integer_to_float(data: bytes) -> bytes:
     has one, only by an ``Add`` of a constant 1-D bias, made one ``com.microsoft``
     ``MatMulIntegerToFloat``: the kernel scales and adds the bias as it writes the product,
     instead of three more passes over it. It computes the same float operations in the same
-    order, so the rows are the same (a test compares them). An integer MatMul of another
+    order, so the rows are the same (to the bit where measured; a test compares them). An
+    integer MatMul of another
     shape is left as it is; so is a graph with none (nothing to fuse)."""
     import onnx
     from onnx import helper
