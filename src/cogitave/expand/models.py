@@ -55,9 +55,12 @@ class GraphRecipe:
     given its bias (``MatMulInteger, Cast, Mul`` and a constant ``Add``) becomes one
     ``com.microsoft`` ``MatMulIntegerToFloat``, which scales and adds in the product's own
     pass: the same rows (to the bit where measured; a test checks them within 1e-6), for less
-    time. onnxruntime fuses them
-    itself only behind a dynamic activation quantizer, so a static graph needs the rewrite.
-    A recipe released before it derives a cache file of another name with it."""
+    time. onnxruntime fuses them itself only behind a dynamic activation quantizer, so a
+    static graph needs the rewrite. Only where the session's other fusions leave the float
+    order alone: with onnxruntime's SkipLayerNormalization fusion on (``int8-static-v2``), the
+    bias then joins another kernel, the last bits move and a fixed activation range carried
+    that to 0.015 in a row, so that older graph keeps its derivation. A recipe released
+    before it derives a cache file of another name with it."""
 
     name: str
     float_ffn_outputs: int | None = None
