@@ -759,3 +759,112 @@ def test_index_takes_the_encoder_of_a_new_collection_only(
     assert Collection.open(path).snapshot.encoder_name == a.name
     res = run_cli("index", str(docs), "--collection", path, "--encoder", b.name, ok=False)
     assert res.returncode != 0 and "not comparable" in res.stderr
+
+
+def _feed_forward_graph(*, bias: bool = True, residual: bool = False) -> bytes:
+    """x (2, 4) -> MatMul, bias Add, GELU (as the exporter writes it), MatMul (8 -> 3), bias
+    Add -> y: one feed-forward block whose channel 5 is far the widest. ``bias``: without
+    the output projection's bias; ``residual``: the pre-GELU tensor is also a graph output."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    up = rng.normal(size=(4, 8)).astype(np.float32)
+    up[:, 5] *= 20
+    consts = [
+        numpy_helper.from_array(up, "w1"),
+        numpy_helper.from_array(rng.normal(size=8).astype(np.float32), "b1"),
+        numpy_helper.from_array(rng.normal(size=(8, 3)).astype(np.float32), "w2"),
+        numpy_helper.from_array(rng.normal(size=3).astype(np.float32), "b2"),
+        *(
+            helper.make_tensor(name, TensorProto.FLOAT, [], [value])
+            for name, value in (("div", 2**0.5), ("one", 1.0), ("half", 0.5))
+        ),
+    ]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["u"]),
+        helper.make_node("Add", ["u", "b1"], ["h"]),
+        helper.make_node("Div", ["h", "div"], ["d"]),
+        helper.make_node("Erf", ["d"], ["e"]),
+        helper.make_node("Add", ["e", "one"], ["a"]),
+        helper.make_node("Mul", ["half", "a"], ["m"]),
+        helper.make_node("Mul", ["h", "m"], ["g"]),
+        helper.make_node("MatMul", ["g", "w2"], ["p" if bias else "y"]),
+    ]
+    if bias:
+        nodes.append(helper.make_node("Add", ["p", "b2"], ["y"]))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4])
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 3])]
+    if residual:
+        outputs.append(helper.make_tensor_value_info("h", TensorProto.FLOAT, [None, 8]))
+    graph = helper.make_graph(nodes, "ffn", [x], outputs, initializer=consts)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return model.SerializeToString()
+
+
+def test_a_projection_split_at_its_widest_channels_computes_the_same_function() -> None:
+    import onnx
+    import onnxruntime as ort
+    from onnx import numpy_helper
+
+    data = _feed_forward_graph()
+    rng = np.random.default_rng(5)
+    feeds = [{"x": rng.normal(size=(5, 4)).astype(np.float32)} for _ in range(4)]
+    split, wide = graphs.split_wide_channels(data, feeds, 2)
+    model = onnx.load_from_string(split)
+    weights = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    by_name = {n.name: n for n in model.graph.node}
+    assert [n.op_type for n in model.graph.node].count("Split") == 1
+    assert len(wide) == 1 and weights[by_name[wide[0]].input[1]].shape == (2, 3)
+    # channel 5 (the widest) went to the float side; the rest stay in the larger product
+    original = numpy_helper.to_array(onnx.load_from_string(data).graph.initializer[2])
+    np.testing.assert_array_equal(weights[by_name[wide[0]].input[1]][1], original[5])
+    assert "w2" not in weights  # the unsplit weight is gone: no dead constants
+    x = np.random.default_rng(9).normal(size=(7, 4)).astype(np.float32)
+
+    def run(graph: bytes) -> np.ndarray:
+        session = ort.InferenceSession(graph, providers=["CPUExecutionProvider"])
+        return session.run(["y"], {"x": x})[0]
+
+    np.testing.assert_allclose(run(split), run(data), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("graph", "reason"),
+    [
+        (_feed_forward_graph(bias=False), "has no bias"),
+        (_feed_forward_graph(residual=True), "not elementwise"),
+    ],
+    ids=["no-bias", "pre-activation-read-elsewhere"],
+)
+def test_a_projection_that_cannot_be_split_alike_is_refused(graph: bytes, reason: str) -> None:
+    feeds = [{"x": np.ones((2, 4), np.float32)}]
+    with pytest.raises(ValueError, match=reason):
+        graphs.split_wide_channels(graph, feeds, 2)
+    with pytest.raises(ValueError, match="wide channels of 8"):
+        graphs.split_wide_channels(_feed_forward_graph(), feeds, 8)
+
+
+def test_the_default_minilm_graph_keeps_float_only_the_widest_channels() -> None:
+    """Every product of the default graph runs on the integer kernels but six small ones:
+    each feed-forward output projection's widest input channels (32 of 1,536), split off on
+    the float side."""
+    import onnx
+    from onnx import numpy_helper
+
+    recipe = MINILM.fast_graph
+    assert recipe is not None and recipe.float_wide_channels == 32
+    enc = get_encoder()
+    assert isinstance(enc, embed.OnnxEncoder)
+    enc.warm()
+    assert enc.graph is not None and enc.graph.kind == recipe.name
+    source = enc.graph.source
+    model = onnx.load_from_string(source) if isinstance(source, bytes) else onnx.load(str(source))
+    shapes = {i.name: numpy_helper.to_array(i).shape for i in model.graph.initializer}
+    float_weights = [
+        shapes[n.input[1]]
+        for n in model.graph.node
+        if n.op_type == "MatMul" and n.input[1] in shapes
+    ]
+    assert float_weights == [(32, 384)] * 6
+    ops = Counter(n.op_type for n in model.graph.node)
+    assert ops["MatMulIntegerToFloat"] == 36 and ops["Split"] == 6
