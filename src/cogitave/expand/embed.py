@@ -12,21 +12,26 @@ reproduce sentence-transformers (mean over the attention mask, then L2 with eps 
 Graphs (:mod:`cogitave.expand.graphs`): MiniLM's shipped graph stores int8 weights but computes
 in fp32 (cosine >= 0.9991 min, 0.9994 mean to the fp32 reference on 60 SciFact abstracts and
 claims). The registry runs a graph derived from it once per user: per-channel int8 MatMuls
-(``quantize_dynamic``, MatMuls only, feed-forward output projections kept float), every
-activation range fixed on the shipped calibration texts, the exporter's NaN guards after each
-softmax removed, each GELU one operator, and onnxruntime's SkipLayerNormalization fusion left
-off (``int8-static-v3``: 0.73x the CPU per token of ``int8-static-v2``, the same products
-on the exporter's graph as it was; ``bench/RESULTS.md``, "Encoder graphs"). Both
-shipped graphs quantize activations with one dynamic scale per batch tensor, so a text's vector
-moved with its batch-mates (cosine >= 0.988 between alone and batched); with fixed ranges a
-text gets the same bits alone, in any batch and in any process (tested). Measured on the tests'
-fixed texts against the stored fp32 vectors: cosine >= 0.99 on every text with a word (0.9913
-min, 0.9961 mean; ``int8-static-v2`` 0.9920 min, the dynamic ``int8-per-channel-v1`` 0.9877;
-both still run for the roots that recorded them), 0.97 on texts of punctuation or nothing.
-Quantizing every MatMul and the embedding Gather was faster still but fell to 0.989 on claims
-and 0.97 on short texts; ``MatMulNBits`` (8-bit blocks of 32, int8 activations per block) kept
-0.9935 and batch independence but was no faster (CPU time of one thread, 1.04x); per-row
-activation scales built from plain operators were 2.3x slower (no fused kernel).
+(``quantize_dynamic``, MatMuls only), the feed-forward output projections among them with their
+32 widest input channels split off as float, every activation range fixed on the shipped
+calibration texts, the exporter's NaN guards after each softmax removed, each GELU one
+operator, onnxruntime's SkipLayerNormalization fusion left off, and each integer MatMul's
+scaling and bias in its own kernel (``int8-static-v4``: about 0.8x the CPU per token of
+``int8-static-v3``, which kept those projections float; ``bench/RESULTS.md``, "Encoder
+graphs"). Both shipped graphs quantize activations with one dynamic scale per batch tensor,
+so a text's vector moved with its batch-mates (cosine >= 0.988 between alone and batched);
+with fixed ranges a text gets the same bits alone, in any batch and in any process (tested).
+Measured on the tests' fixed texts against the stored fp32 vectors: cosine >= 0.99 on every
+text with a word (0.9916 min, 0.9960 mean; ``int8-static-v3`` 0.9913 min, ``int8-static-v2``
+0.9920, the dynamic ``int8-per-channel-v1`` 0.9877; all still run for the roots that recorded
+them), 0.96 on texts of punctuation or nothing. Quantizing every MatMul whole and the
+embedding Gather was faster still but fell to 0.989 on claims and 0.97 on short texts (one
+activation scale over a GELU's output is set by a few channels); ``MatMulNBits`` (8-bit blocks
+of 32, int8 activations per block) kept 0.9935 and batch independence but was no faster (CPU
+time of one thread, 1.04x); per-row activation scales built from plain operators were 2.3x
+slower (no fused kernel); scaling the projections' input channels into their weights
+(SmoothQuant, alpha 0.5 and 0.8) kept 0.959 and 0.989 (the weights are quantized per output
+column, so a scaled input row widens every column's range).
 ``COGITAVE_ENCODER_GRAPH=shipped`` makes the shipped graph (float products) the default of new
 collections. A root records the graph its vectors came from, and ``get_encoder(name, graph)``
 runs that one: two graphs' vectors are never mixed. bge-small's graph is int8 already
