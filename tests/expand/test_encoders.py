@@ -868,3 +868,18 @@ def test_the_default_minilm_graph_keeps_float_only_the_widest_channels() -> None
     assert float_weights == [(32, 384)] * 6
     ops = Counter(n.op_type for n in model.graph.node)
     assert ops["MatMulIntegerToFloat"] == 36 and ops["Split"] == 6
+
+
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ({"float_wide_channels": -1}, ">= 0"),
+        ({"float_wide_channels": 32, "requantize": False, "float_ffn_outputs": 0}, "requantize"),
+        ({"float_wide_channels": 32}, "float_ffn_outputs must be 0"),
+    ],
+)
+def test_a_recipe_whose_split_could_not_happen_is_refused(
+    fields: dict[str, object], reason: str
+) -> None:
+    with pytest.raises(ValueError, match=reason):
+        models.GraphRecipe("int8-test", **fields)  # type: ignore[arg-type]

@@ -78,6 +78,20 @@ class GraphRecipe:
     integer_to_float: bool = False
     float_wide_channels: int = 0
 
+    def __post_init__(self) -> None:
+        if self.float_wide_channels < 0:
+            raise ValueError(f"graph {self.name}: float_wide_channels must be >= 0")
+        if self.float_wide_channels and not self.requantize:
+            raise ValueError(
+                f"graph {self.name}: float_wide_channels splits float products before they are "
+                "quantized, so it needs requantize"
+            )
+        if self.float_wide_channels and self.float_ffn_outputs != 0:
+            raise ValueError(
+                f"graph {self.name}: float_wide_channels quantizes every feed-forward output "
+                "projection but its widest channels; float_ffn_outputs must be 0 with it"
+            )
+
 
 @dataclass(frozen=True)
 class EncoderSpec:
