@@ -48,7 +48,7 @@ import logging
 import os
 import re
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -337,28 +337,14 @@ def split_wide_channels(data: bytes, feeds: Sequence[Feed], n: int) -> tuple[byt
     downs = _projections_down(model)
     if not downs:
         raise ValueError("the graph has no feed-forward output projection to split")
-    probe = onnx.load_from_string(data)
-    probe.graph.output.extend(
-        helper.make_tensor_value_info(d.input[0], TensorProto.FLOAT, None) for d in downs
-    )
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    opts.intra_op_num_threads = 1
-    session = ort.InferenceSession(
-        probe.SerializeToString(), sess_options=opts, providers=["CPUExecutionProvider"]
-    )
-    wanted = {i.name for i in session.get_inputs()}
     widest: list[np.ndarray] = []
-    for feed in feeds:
-        inputs = {k: v for k, v in feed.items() if k in wanted}
-        got = session.run([d.input[0] for d in downs], inputs)
+    for got in _probe(data, [(d.input[0], TensorProto.FLOAT) for d in downs], feeds):
         for i, x in enumerate(got):
             top = np.abs(x.reshape(-1, x.shape[-1])).max(axis=0)
             if i < len(widest):
                 np.maximum(widest[i], top, out=widest[i])
             else:
                 widest.append(top)
-    del session, probe
 
     def array(name: str) -> np.ndarray:
         return numpy_helper.to_array(constants[name])
@@ -446,6 +432,31 @@ def split_wide_channels(data: bytes, feeds: Sequence[Feed], n: int) -> tuple[byt
     del model.graph.initializer[:]
     model.graph.initializer.extend(kept_constants)
     return model.SerializeToString(), wide_names
+
+
+def _probe(
+    data: bytes, tensors: Sequence[tuple[str, int]], feeds: Sequence[Feed]
+) -> Iterator[list[np.ndarray]]:
+    """The values of ``tensors`` (name, ONNX element type) inside graph ``data`` for each of
+    ``feeds``, each run alone, unoptimised (the tensors stay as written), on one thread."""
+    import onnx
+    from onnx import helper
+
+    probe = onnx.load_from_string(data)
+    probe.graph.output.extend(
+        helper.make_tensor_value_info(name, kind, None) for name, kind in tensors
+    )
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.intra_op_num_threads = 1
+    session = ort.InferenceSession(
+        probe.SerializeToString(), sess_options=opts, providers=["CPUExecutionProvider"]
+    )
+    del probe
+    names = {i.name for i in session.get_inputs()}
+    wanted = [name for name, _ in tensors]
+    for feed in feeds:
+        yield session.run(wanted, {k: v for k, v in feed.items() if k in names})
 
 
 def _wiring(
@@ -591,27 +602,14 @@ def fix_activations(data: bytes, feeds: Sequence[Feed]) -> bytes:
     dynamic = [n for n in model.graph.node if n.op_type == "DynamicQuantizeLinear"]
     if not dynamic:
         raise ValueError("the graph has no dynamic activation quantizer to fix")
-    probe = onnx.load_from_string(data)
-    watched: list[str] = []
+    watched: list[tuple[str, int]] = []
     for n in dynamic:
-        watched += [n.output[1], n.output[2]]
-        probe.graph.output.extend([
-            helper.make_tensor_value_info(n.output[1], TensorProto.FLOAT, []),
-            helper.make_tensor_value_info(n.output[2], TensorProto.UINT8, []),
-        ])  # fmt: skip
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    opts.intra_op_num_threads = 1
-    session = ort.InferenceSession(
-        probe.SerializeToString(), sess_options=opts, providers=["CPUExecutionProvider"]
-    )
-    del probe
-    names = {i.name for i in session.get_inputs()}
-    low = dict.fromkeys(watched[::2], 0.0)
-    high = dict.fromkeys(watched[::2], 0.0)
-    for feed in feeds:
-        got = session.run(watched, {k: v for k, v in feed.items() if k in names})
-        for scale_name, scale, zero in zip(watched[::2], got[::2], got[1::2], strict=True):
+        watched += [(n.output[1], TensorProto.FLOAT), (n.output[2], TensorProto.UINT8)]
+    scales = [name for name, _ in watched[::2]]
+    low = dict.fromkeys(scales, 0.0)
+    high = dict.fromkeys(scales, 0.0)
+    for got in _probe(data, watched, feeds):
+        for scale_name, scale, zero in zip(scales, got[::2], got[1::2], strict=True):
             lo = -float(zero) * float(scale)
             low[scale_name] = min(low[scale_name], lo)
             high[scale_name] = max(high[scale_name], lo + 255.0 * float(scale))
