@@ -9,6 +9,7 @@ import pytest
 
 from cogitave import Collection
 from cogitave.ingest.docs import DocsBatch, read_docs
+from cogitave.ingest.docs.sphinx import toctree_root
 from cogitave.ingest.docs.sphinx_site import sphinx_substitutions
 from cogitave.nodes import Node
 from tests.ingest.helpers import assert_graph_closed, by_uid, edges_of
@@ -157,6 +158,35 @@ def test_built_tree_sources_and_base_url_override(tmp_path: Path) -> None:
     assert "pathlib.Path.read_text" in edges_of(nodes["tutorial"], "xref")
     # The .py and .txt files are not in _sources, and missing.txt is missing everywhere.
     assert batch.stats["missing_includes_count"] == 3
+
+
+def test_built_tree_without_index_finds_its_root_document(tmp_path: Path) -> None:
+    # CPython's built docs have no conf.py and no index.rst: the root document is contents.rst,
+    # whose title must not head every breadcrumb.
+    built = tmp_path / "html" / "_sources"
+    for rst in TREE.rglob("*.rst"):
+        rel = rst.relative_to(TREE).as_posix()
+        target = built / ("contents.rst.txt" if rel == "index.rst" else rel + ".txt")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(rst, target)
+    nodes = by_uid(read_docs(tmp_path / "html"))
+    assert edges_of(nodes["library/index"], "partOf") == ["contents"]
+    assert nodes["tutorial"].meta["breadcrumb"] == ["The tutorial", "Tutorial"]
+    assert nodes["pathlib.Path.read_text"].meta["breadcrumb"][:2] == ["Reference", "The library"]
+
+
+@pytest.mark.parametrize(
+    ("parent", "named", "want"),
+    [
+        ({}, "index", "index"),  # no toctree: nothing to find
+        ({"a": ("index", ""), "b": ("a", "")}, "index", "index"),  # named and used
+        # the named root holds no toctree: the top with the most pages under it
+        ({"a": ("top", ""), "b": ("a", ""), "c": ("lone", "")}, "index", "top"),
+        ({"a": ("b", ""), "b": ("a", "")}, "index", "a"),  # a cycle ends
+    ],
+)
+def test_toctree_root(parent: dict[str, tuple[str, str]], named: str, want: str) -> None:
+    assert toctree_root(parent, named) == want
 
 
 def test_version_and_release_come_from_conf_py_when_literal(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ roles into links to Sphinx's ``.html`` URLs; each page's Markdown and parse come
 objects it declares (``.. function:: pathlib.Path.read_text`` -> an :class:`ApiEntry` whose
 uid is the dotted name), the outcome of every role for the report and the includes not found.
 :func:`toctree_links` gives ``partOf`` (child page -> the page holding the toctree) and
-reading order (``dependsOn`` the previous entry); :func:`toctree_trails` the breadcrumb
+reading order (``dependsOn`` the previous entry); :func:`toctree_root` the root document (named
+by ``conf.py``, or found: a built tree has none); :func:`toctree_trails` the breadcrumb
 (ancestor pages and toctree captions).
 """
 
@@ -198,6 +199,31 @@ def toctree_trails(
         return [*above, caption] if caption else above
 
     return {uid: trail(uid) for uid in titles}
+
+
+def toctree_root(parent: Mapping[str, tuple[str, str]], named: str) -> str:
+    """The tree's root document: ``named`` (``conf.py``'s ``root_doc``, else ``index``) when a
+    toctree hangs from it, else the page no toctree lists whose toctrees reach the most pages.
+    A built tree has no ``conf.py`` to name it: CPython's is ``contents``, and its title
+    ("Python Documentation contents") would otherwise head every breadcrumb."""
+    children: dict[str, int] = {}
+    for up, _caption in parent.values():
+        children[up] = children.get(up, 0) + 1
+    if named in children or not children:
+        return named
+
+    def top(uid: str) -> str:
+        seen = {uid}
+        while uid in parent and (up := parent[uid][0]) not in seen:
+            seen.add(up)
+            uid = up
+        return uid
+
+    reach: dict[str, int] = {}
+    for uid in parent:
+        root = top(uid)
+        reach[root] = reach.get(root, 0) + 1
+    return min(reach, key=lambda uid: (-reach[uid], uid))
 
 
 def _entries(here: str, entry: str, glob: bool, names: list[str]) -> list[str]:

@@ -18,7 +18,7 @@ from cogitave.ingest.docs.builder import Builder, Page
 from cogitave.ingest.docs.frontmatter import entity_slug
 from cogitave.ingest.docs.paths import INDEX_STEMS, humanize, is_index
 from cogitave.ingest.docs.site import NavGroup
-from cogitave.ingest.docs.sphinx import toctree_links, toctree_trails
+from cogitave.ingest.docs.sphinx import toctree_links, toctree_root, toctree_trails
 
 
 def hierarchy(b: Builder) -> None:
@@ -34,7 +34,8 @@ def hierarchy(b: Builder) -> None:
             b.graph.edge(src, label, dst)
         in_nav.update(parent)
         titles = {uid: page.title for uid, page in b.pages.items()}
-        b.trail.update(toctree_trails(parent, titles, b.site.root_doc))
+        root = toctree_root(parent, b.site.root_doc)
+        b.trail.update(toctree_trails(parent, titles, root))
     for page in b.pages.values():
         if page.uid not in in_nav and (up := folder_parent(b, page)) is not None:
             b.graph.edge(page.uid, "partOf", up)
