@@ -45,6 +45,24 @@ def test_unknown_directives_and_roles_never_fail() -> None:
     assert "`role`" in md and "`PyList_New`" in md and "PEP 8" in md
 
 
+def test_a_cross_reference_roles_bang_is_markup_not_text() -> None:
+    # `!` asks Sphinx for no link; a role that shows its text as written keeps it.
+    doc = parse_rst(
+        textwrap.dedent(
+            """
+            Utilities for :keyword:`!with`\\ -statement contexts
+            =======================================================
+
+            Use :keyword:`!with`, :envvar:`!PATH`, :samp:`!{cmd}` and :kbd:`!`.
+            """
+        ),
+        "page",
+    )
+    md = render_markdown(doc, lambda x: None, lambda d, p: None).markdown
+    assert doc.title == "Utilities for with-statement contexts"
+    assert "`with`, `PATH`, `!{cmd}` and `!`" in md
+
+
 def test_objects_labels_and_toctree() -> None:
     doc = parse_rst(
         textwrap.dedent(

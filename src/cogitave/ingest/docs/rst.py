@@ -733,6 +733,29 @@ def _xref_role(
     return [node], []
 
 
+_LITERAL_ROLES = frozenset(
+    (
+        "samp",
+        "kbd",
+        "file",
+        "command",
+        "program",
+        "regexp",
+        "code",
+        "literal",
+        "makevar",
+        "mailheader",
+        "mimetype",
+        "newsgroup",
+        "dfn",
+        "abbr",
+        "guilabel",
+        "menuselection",
+    )
+)
+"""Sphinx's roles that show their text as written (no cross-reference: a leading ``!`` stays)."""
+
+
 def _text_role(
     name: str,
     rawtext: str,
@@ -743,10 +766,14 @@ def _text_role(
     content: list[str] | None = None,
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
     # Unknown roles (`:c:func:`, `:envvar:`, `:foo:`...) keep their text, shown as code;
-    # `title <target>` shows the title.
+    # `title <target>` shows the title. A cross-reference role's `!` (link nothing) is
+    # markup, not text: :keyword:`!with` shows `with`.
     text = utils.unescape(text)
     m = _REF_TARGET.match(text)
-    return [nodes.literal(rawtext, m.group(1) if m and m.group(1) else text)], []
+    shown = m.group(1) if m and m.group(1) else text
+    if shown[1:2].isalnum() and shown[:1] == "!" and name.lower() not in _LITERAL_ROLES:
+        shown = shown[1:]
+    return [nodes.literal(rawtext, shown)], []
 
 
 def _directive_for(name: str) -> type[Directive]:
