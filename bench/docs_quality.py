@@ -1,7 +1,7 @@
 """Search quality on real documentation questions, graded by page URL.
 
     COGITAVE_DATA=../shared/data .venv/bin/python bench/docs_quality.py [--build-only] [--write]
-        [--encoder bge] [--texts plain|context-v1|context-v2|context-v3] [--only a,b]
+        [--encoder bge] [--texts plain|context-v1|context-v2|context-v3|context-v4] [--only a,b]
         [--graph int8-static-v2] [--against plain] [--verbatim-only]
     .venv/bin/python bench/docs_quality.py --verbatim-only [--write]
 

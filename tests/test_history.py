@@ -1,4 +1,4 @@
-"""A site's history: what the page-aware ranking demotes and context-v3 embeds as pages."""
+"""A site's history: what the page-aware ranking demotes and context-v3 and v4 embed as pages."""
 
 from __future__ import annotations
 

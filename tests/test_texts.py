@@ -12,6 +12,7 @@ from cogitave.schema import WHOLE, Dimension, Schema
 from cogitave.texts import (
     CLIP_CHARS,
     CONTEXT,
+    CONTEXT_WEIGHT,
     DEFAULT_TEXTS,
     HISTORY,
     LEAN,
@@ -20,10 +21,13 @@ from cogitave.texts import (
     check_node,
     clip,
     embed_texts,
+    mix_context,
+    mixed_context,
     texts_recipe,
     vector_dims,
     whole_text,
 )
+from cogitave.texts import MIXED as MIXED_RECIPE
 
 FIELDS = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
 FIELDS_BY_NAME = Schema((Dimension("text", "semantic"), Dimension("title", "semantic")))
@@ -105,7 +109,7 @@ def test_a_root_records_its_recipe_and_old_roots_keep_theirs(tmp_path):
 
     schema = Schema((Dimension("title", "semantic"), Dimension("body", "semantic")))
     col = Collection.create(tmp_path / "c", schema, encoder=hashed.register())
-    assert col.snapshot.manifest.encoder["texts"] == DEFAULT_TEXTS == HISTORY
+    assert col.snapshot.manifest.encoder["texts"] == DEFAULT_TEXTS == MIXED_RECIPE
     assert texts_recipe({"name": "x"}) == PLAIN  # a root made before recipes: plain texts
     with pytest.raises(EncoderError, match="recipe 'context-v9'"):
         texts_recipe({"name": "x", "texts": "context-v9"})
@@ -161,7 +165,7 @@ def test_a_lean_root_embeds_fewer_and_shorter_texts_and_still_finds_them(tmp_pat
     from cogitave.query.types import SearchRequest
 
     col = Collection.create(tmp_path / "c", DOCS, encoder=hashed.register())
-    assert col.snapshot.manifest.encoder["texts"] == DEFAULT_TEXTS == HISTORY
+    assert col.snapshot.manifest.encoder["texts"] == DEFAULT_TEXTS == MIXED_RECIPE
     hidden = replace(_section(), uid="src/app.py", kind=sorted(UNEMBEDDED_KINDS)[0])
     col.add([_long_section(400), hidden])
     col.publish()
@@ -247,3 +251,59 @@ def test_a_context_v2_root_keeps_embedding_history_sections(tmp_path, monkeypatc
     col.publish()
     assert col.snapshot.manifest.encoder["texts"] == LEAN
     assert col.port().vector_count(WHOLE) == 1
+
+
+# -- the mixed recipe: a node's place embedded apart and mixed into its vector ----------------
+def test_the_mixed_recipe_sends_the_own_text_and_the_place_apart() -> None:
+    node = _long_section(2000)
+    own = embed_texts(node, DOCS, MIXED_RECIPE)[WHOLE]
+    assert f"Tutorial › Your first gadget\n{own}" == embed_texts(node, DOCS, HISTORY)[WHOLE]
+    assert mixed_context(node, MIXED_RECIPE) == "Tutorial › Your first gadget"
+    assert mixed_context(node, HISTORY) == ""  # the other recipes read it in the text
+    bare = Node(uid="x", kind="page", dims={"title": "X", "body": "text"})
+    assert mixed_context(bare, MIXED_RECIPE) == ""
+    for hidden in (replace(node, kind=sorted(UNEMBEDDED_KINDS)[0]), _history("section")):
+        assert embed_texts(hidden, DOCS, MIXED_RECIPE) == {}  # as context-v3: no vector
+
+
+def test_mix_context_adds_the_weighted_place_and_normalises() -> None:
+    own = np.array([[1.0, 0.0], [0.0, 2.0]], np.float32)
+    place = np.array([[0.0, 1.0], [0.0, 1.0]], np.float32)
+    got = mix_context(own, place)
+    want = own + CONTEXT_WEIGHT * place
+    np.testing.assert_allclose(got, want / np.linalg.norm(want, axis=1, keepdims=True))
+    assert got.dtype == np.float32
+
+
+def test_a_mixed_root_stores_the_own_vector_plus_its_place(tmp_path) -> None:
+    from cogitave import Collection
+    from cogitave.distributed import hashed
+    from cogitave.expand.embed import register_encoder
+
+    sent: list[str] = []
+
+    class Counting(hashed.HashedBowEncoder):
+        name = "counting-bow-64"
+
+        def encode(self, texts, **kw):  # type: ignore[no-untyped-def]
+            sent.extend(texts)
+            return super().encode(texts, **kw)
+
+    register_encoder(Counting.name, Counting)
+    col = Collection.create(tmp_path / "c", DOCS, encoder=Counting.name)
+    assert col.snapshot.manifest.encoder["texts"] == MIXED_RECIPE
+    first, second = _section(), replace(_long_section(50), uid="tutorial/first#test")
+    bare = Node(uid="x", kind="page", dims={"title": "X", "body": "text"})
+    col.add([first, second, bare])
+    col.publish()
+    place = "Tutorial › Your first gadget"
+    assert sent.count(place) == 1  # a page's sections share one encoding of their place
+    assert not any(t.startswith(place + "\n") for t in sent)  # never read in the text
+    enc = hashed.HashedBowEncoder()
+    port = col.port()
+    for node in (first, second, bare):
+        nid = port.id_of(node.uid)
+        stored, _ = port.vectors_of(WHOLE, np.asarray([nid], np.int64))
+        own = enc.encode([embed_texts(node, DOCS, MIXED_RECIPE)[WHOLE]])
+        want = mix_context(own, enc.encode([place])) if node is not bare else own
+        np.testing.assert_allclose(stored[0], want[0], atol=1e-6)

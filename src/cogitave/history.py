@@ -1,7 +1,7 @@
 """A site's history: release notes, changelogs, blog posts and announcements, known by a
 node's path, URL or uid (a path segment, a dated path) or a page's title. The page-aware
-ranking demotes them (:mod:`cogitave.query.pages`) and the ``context-v3`` text recipe embeds
-them as pages alone (:mod:`cogitave.texts`)."""
+ranking demotes them (:mod:`cogitave.query.pages`) and the ``context-v3`` and ``context-v4``
+text recipes embed them as pages alone (:mod:`cogitave.texts`)."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ from cogitave.expand.embed import (
 )
 from cogitave.expand.stats import CorpusStats, StatsBuilder
 from cogitave.nodes import Node
-from cogitave.schema import Schema
+from cogitave.schema import WHOLE, Schema
 from cogitave.store.graph import publish_graph
 from cogitave.store.lexical import LexicalWriter
 from cogitave.store.manifest import Manifest
@@ -53,6 +53,8 @@ from cogitave.texts import (
     PLAIN,
     check_node,
     embed_texts,
+    mix_context,
+    mixed_context,
     texts_recipe,
     vector_dims,
 )
@@ -351,13 +353,19 @@ def _embed(
         raise CorruptionError(f"the root's encoder entry is incomplete: {base.encoder}")
     per_dim: dict[str, tuple[list[int], list[str]]] = {d: ([], []) for d in vector_dims(schema)}
     recipe = texts_recipe(base.encoder)
+    contexts: list[str] = []  # context-v4: the line mixed into each WHOLE row ("" for none)
     for nid, node in zip(nids.tolist(), adds, strict=True):
         for dim, text in embed_texts(node, schema, recipe).items():
             per_dim[dim][0].append(nid)
             per_dim[dim][1].append(text)
+            if dim == WHOLE:
+                contexts.append(mixed_context(node, recipe))
     texts = {d: (np.asarray(ids, np.uint64), items) for d, (ids, items) in per_dim.items()}
-    # One encoder pass over the distinct texts (a facet's text may equal a node's whole text).
-    distinct = list(dict.fromkeys(t for _, items in texts.values() for t in items))
+    # One encoder pass over the distinct texts (a facet's text may equal a node's whole text,
+    # and a page's sections share one context line).
+    distinct = list(
+        dict.fromkeys([*(t for _, items in texts.values() for t in items), *filter(None, contexts)])
+    )
     total = len(distinct)
     done = 0
 
@@ -393,7 +401,13 @@ def _embed(
     row_of = {t: i for i, t in enumerate(distinct)}
 
     def rows(dim: str, items: list[str]) -> np.ndarray:
-        return matrix[[row_of[t] for t in items]]
+        own = matrix[[row_of[t] for t in items]]
+        if dim != WHOLE or not any(contexts):
+            return own
+        assert len(items) == len(contexts), "a WHOLE row without its context line"
+        placed = np.flatnonzero([bool(c) for c in contexts])
+        own[placed] = mix_context(own[placed], matrix[[row_of[contexts[i]] for i in placed]])
+        return own
 
     return write_vectors(
         store, base.vectors, texts, rows, alive, compact=compact, progress=progress

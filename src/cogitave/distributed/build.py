@@ -38,10 +38,10 @@ from cogitave.expand.embed import DEFAULT_BATCH_SIZE, Encoder, load_encoder
 from cogitave.expand.models import recorded_graph
 from cogitave.nodes import Node
 from cogitave.publish import empty_manifest, publish
-from cogitave.schema import Schema
+from cogitave.schema import WHOLE, Schema
 from cogitave.store.graph import publish_graph
 from cogitave.store.roots import RootStore
-from cogitave.texts import DEFAULT_TEXTS, PLAIN, embed_texts, texts_recipe
+from cogitave.texts import DEFAULT_TEXTS, PLAIN, embed_texts, mixed_context, texts_recipe
 
 Progress = Callable[[str, int, int], None]
 
@@ -57,11 +57,15 @@ class _EncoderSpec:
 
 def texts_to_embed(nodes: Sequence[Node], schema: Schema, recipe: str = PLAIN) -> list[str]:
     """The distinct texts a publish of ``nodes`` embeds (:func:`cogitave.texts.embed_texts`:
-    the whole text once, each semantic facet's own, by the shards' text ``recipe``)."""
+    the whole text once, each semantic facet's own, by the shards' text ``recipe``; and the
+    context lines ``context-v4`` mixes in, :func:`cogitave.texts.mixed_context`)."""
     out: dict[str, None] = {}
     for n in nodes:
-        for t in embed_texts(n, schema, recipe).values():
+        texts = embed_texts(n, schema, recipe)
+        for t in texts.values():
             out[t] = None
+        if WHOLE in texts and (ctx := mixed_context(n, recipe)):
+            out[ctx] = None
     return list(out)
 
 
