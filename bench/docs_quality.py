@@ -265,8 +265,8 @@ def main() -> None:
         "real error messages as the software prints them (a pydantic 422 body, a Go template "
         "error, `error[conflict]: ...`), each judged by the pages that explain the error or its "
         "fix, with the fix's identifier as must-contain. They are evaluation sets: no default was "
-        "chosen on them (they were looked at once, when a rule was left out of the `context-v2` "
-        'text recipe; section "Embedding texts").',
+        "chosen on them (they were scored beside the tuning sets when the `context-v2` and "
+        '`context-v4` text recipes were chosen; section "Embedding texts").',
         "",
     ]
     sections: list[str] = []
