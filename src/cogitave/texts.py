@@ -66,8 +66,9 @@ pulled every section of the page toward it: this project's docs lost 0.078 dense
 sections of different pages, and the own text keeps its voice. Chosen on the FastAPI, Hugo and
 this project's question sets (planned, grouped by page; bench/RESULTS.md "Embedding texts"):
 MRR 0.841 / 0.659 / 0.846 against ``context-v3``'s 0.841 / 0.662 / 0.802 and ``plain``'s
-0.824 / 0.632 / 0.829. It embeds fewer tokens than ``context-v3``: every text loses its
-context line, and a site has few distinct lines."""
+0.824 / 0.632 / 0.829 (this project's docs as they read when it was chosen). A build costs
+0.89x-0.95x the CPU of one by ``context-v3``: every text loses its context line, and a site has
+few distinct lines."""
 CONTEXT_WEIGHT = 0.5
 """``context-v4``: how much of the context line's vector a node's vector holds. Chosen on the
 tuning sets among 0.3, 0.5, 0.7 and 1.0: mean planned MRR 0.776 / 0.782 / 0.782 / 0.780,
