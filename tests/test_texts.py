@@ -21,7 +21,6 @@ from cogitave.texts import (
     check_node,
     clip,
     embed_texts,
-    mix_context,
     mixed_context,
     texts_recipe,
     vector_dims,
@@ -266,19 +265,10 @@ def test_the_mixed_recipe_sends_the_own_text_and_the_place_apart() -> None:
         assert embed_texts(hidden, DOCS, MIXED_RECIPE) == {}  # as context-v3: no vector
 
 
-def test_mix_context_adds_the_weighted_place_and_normalises() -> None:
-    own = np.array([[1.0, 0.0], [0.0, 2.0]], np.float32)
-    place = np.array([[0.0, 1.0], [0.0, 1.0]], np.float32)
-    got = mix_context(own, place)
-    want = own + CONTEXT_WEIGHT * place
-    np.testing.assert_allclose(got, want / np.linalg.norm(want, axis=1, keepdims=True))
-    assert got.dtype == np.float32
-
-
 def test_a_mixed_root_stores_the_own_vector_plus_its_place(tmp_path) -> None:
     from cogitave import Collection
     from cogitave.distributed import hashed
-    from cogitave.expand.embed import register_encoder
+    from cogitave.expand.embed import l2_normalize, register_encoder
 
     sent: list[str] = []
 
@@ -305,5 +295,6 @@ def test_a_mixed_root_stores_the_own_vector_plus_its_place(tmp_path) -> None:
         nid = port.id_of(node.uid)
         stored, _ = port.vectors_of(WHOLE, np.asarray([nid], np.int64))
         own = enc.encode([embed_texts(node, DOCS, MIXED_RECIPE)[WHOLE]])
-        want = mix_context(own, enc.encode([place])) if node is not bare else own
+        mixed = l2_normalize(own + CONTEXT_WEIGHT * enc.encode([place]))
+        want = mixed if node is not bare else own
         np.testing.assert_allclose(stored[0], want[0], atol=1e-6)

@@ -32,6 +32,7 @@ from cogitave.expand.embed import (
     Encoder,
     check_identity,
     encoder_identity,
+    l2_normalize,
     load_encoder,
     recorded_graph,
     same_encoder,
@@ -49,11 +50,11 @@ from cogitave.store.textvecs import TextVectors
 from cogitave.store.vectors import write_vectors
 from cogitave.sync import SourceUpdate, forget, node_hash, plan, read_sources, rehash, write_sources
 from cogitave.texts import (
+    CONTEXT_WEIGHT,
     DEFAULT_TEXTS,
     PLAIN,
     check_node,
     embed_texts,
-    mix_context,
     mixed_context,
     texts_recipe,
     vector_dims,
@@ -406,7 +407,8 @@ def _embed(
             return own
         assert len(items) == len(contexts), "a WHOLE row without its context line"
         placed = np.flatnonzero([bool(c) for c in contexts])
-        own[placed] = mix_context(own[placed], matrix[[row_of[contexts[i]] for i in placed]])
+        lines = matrix[[row_of[contexts[i]] for i in placed]]
+        own[placed] = l2_normalize(own[placed] + CONTEXT_WEIGHT * lines)  # context-v4's mix
         return own
 
     return write_vectors(

@@ -12,7 +12,7 @@ sharded build (the texts it embeds once for every shard).
   its breadcrumb, before its own text; ``context-v2``: the same, without
   vectors for kinds searches hide and with a documentation node's own text clipped;
   ``context-v3``: a site's history embedded as pages alone; ``context-v4``: the breadcrumb
-  embedded alone and mixed into the vector, :func:`mixed_context`, :func:`mix_context`);
+  embedded alone and mixed into the vector, :func:`mixed_context`);
 - :func:`vector_dims`: the dimensions that have vectors;
 - :func:`check_node`: a node's values against the schema (a ``ValueError`` naming what does
   not fit).
@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-
-import numpy as np
 
 from cogitave.errors import EncoderError
 from cogitave.history import is_history
@@ -179,13 +177,6 @@ def mixed_context(node: Node, recipe: str) -> str:
     """The context line ``context-v4`` mixes into the node's text-unit (:data:`WHOLE`) vector
     (:data:`CONTEXT_WEIGHT`); empty for the other recipes and for a node with no breadcrumb."""
     return context_line(node) if recipe == MIXED else ""
-
-
-def mix_context(own: np.ndarray, context: np.ndarray) -> np.ndarray:
-    """Rows ``normalize(own + CONTEXT_WEIGHT x context)`` (float32), row for row."""
-    rows = own.astype(np.float32) + np.float32(CONTEXT_WEIGHT) * context.astype(np.float32)
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return rows / np.maximum(norms, np.float32(1e-12))
 
 
 def on_history_page(node: Node) -> bool:
